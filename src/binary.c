@@ -1,0 +1,140 @@
+/*
+ * Kernel binaries. The "operator binary" is a shared object built from C
+ * sources that define device variables and kernels: dlopen runs their
+ * registration constructors, dlclose their unregistration destructors. Names
+ * resolve with dlsym to an address, then through the same registries as
+ * aclrtGetFuncBySymbol and the symbol functions: one lookup path for all.
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct binary {
+    void *dl;
+    char *path;
+};
+
+static struct binary *binary_of(aclrtBinHandle h, const char *api, aclError *err)
+{
+    struct binary *b = h ? aclsim__handle_get(h, ACLSIM_H_BINARY) : NULL;
+    if (!h)
+        *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "binHandle is NULL");
+    else if (!b)
+        *err = aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "binHandle %p is not a loaded binary (unloaded, or never loaded)", h);
+    return b;
+}
+
+aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
+                                 aclrtBinHandle *binHandle)
+{
+    static const char api[] = "aclrtBinaryLoadFromFile";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!binPath || !binHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !binPath ? "binPath" : "binHandle");
+    if (options && options->numOpt && !options->options)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "options->options is NULL but options->numOpt is %zu",
+                            options->numOpt);
+    struct binary *b = calloc(1, sizeof *b);
+    char *path = strdup(binPath);
+    if (!b || !path) {
+        free(b);
+        free(path);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
+    }
+    /* A path without '/' would search the library path; a binary is a file. */
+    char *local = NULL;
+    if (!strchr(binPath, '/') && (local = malloc(strlen(binPath) + 3)))
+        strcat(strcpy(local, "./"), binPath);
+    b->dl = dlopen(local ? local : binPath, RTLD_NOW | RTLD_LOCAL);
+    free(local);
+    if (!b->dl) {
+        const char *why = dlerror();
+        free(b);
+        free(path);
+        return aclsim__fail(ACL_ERROR_INVALID_FILE, api, "cannot load kernel binary \"%s\": %s",
+                            binPath, why ? why : "unknown loader error");
+    }
+    b->path = path;
+    void *h = aclsim__handle_new(ACLSIM_H_BINARY, b);
+    if (!h) {
+        dlclose(b->dl);
+        free(b->path);
+        free(b);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
+    }
+    *binHandle = h;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
+{
+    static const char api[] = "aclrtBinaryUnLoad";
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    struct binary *b = binary_of(binHandle, api, &err);
+    if (!b)
+        return err;
+    aclsim__handle_free(binHandle);
+    dlclose(b->dl);   /* its destructors unregister its variables and kernels */
+    free(b->path);
+    free(b);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName,
+                                aclrtFuncHandle *funcHandle)
+{
+    static const char api[] = "aclrtBinaryGetFunction";
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    struct binary *b = binary_of(binHandle, api, &err);
+    if (!b)
+        return err;
+    if (!kernelName || !funcHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !kernelName ? "kernelName" : "funcHandle");
+    void *fn = dlsym(b->dl, kernelName);
+    const aclsimKernel *k = fn ? aclsim__kernel_by_function(fn) : NULL;
+    if (!k)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, api,
+                            "kernel binary \"%s\" has no registered kernel named \"%s\"",
+                            b->path, kernelName);
+    *funcHandle = k->handle;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void **dptr,
+                              size_t *size)
+{
+    static const char api[] = "aclrtBinaryGetGlobal";
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    struct binary *b = binary_of(binHandle, api, &err);
+    if (!b)
+        return err;
+    if (!name || !dptr || !size)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !name ? "name" : !dptr ? "dptr" : "size");
+    struct aclsim__context *ctx;
+    if ((err = aclsim__current_context(api, &ctx)))
+        return err;
+    if (!aclsim__rt.config.symbols_supported)
+        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                            "device variables are not supported on SoC %s",
+                            aclsim__rt.config.soc_name);
+    void *symbol = dlsym(b->dl, name);
+    if (!symbol || !aclsim__var_of(symbol))
+        return aclsim__fail(ACL_ERROR_RT_SYMBOL_NOT_FOUND, api,
+                            "kernel binary \"%s\" has no device variable named \"%s\"", b->path,
+                            name);
+    void *p;
+    if ((err = aclrtGetSymbolAddress(symbol, &p)) || (err = aclrtGetSymbolSize(symbol, size)))
+        return err;
+    *dptr = p;
+    return ACL_SUCCESS;
+}

@@ -1,0 +1,159 @@
+/*
+ * Contexts. Each open device has a default context (shared by every thread
+ * that calls aclrtSetDevice on it); aclrtCreateContext adds more, each holding
+ * a device reference. The current context is per thread and stored as a
+ * handle, so a context destroyed under a thread (device reset) reads as "no
+ * current context" (107002) instead of a dangling pointer.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static _Thread_local void *tls_current;   /* handle of the current context */
+
+void aclsim__set_current(struct aclsim__context *ctx)
+{
+    tls_current = ctx ? ctx->handle : NULL;
+}
+
+aclError aclsim__current_context(const char *api, struct aclsim__context **out)
+{
+    void *h = tls_current;
+    struct aclsim__context *ctx = h ? aclsim__handle_get(h, ACLSIM_H_CONTEXT) : NULL;
+    if (ACLSIM_UNLIKELY(!ctx))
+        return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                            h ? "the current context was destroyed (its device was reset); "
+                                "call aclrtSetDevice or aclrtSetCurrentContext"
+                              : "no current context on this thread; call aclrtSetDevice or "
+                                "aclrtSetCurrentContext first");
+    *out = ctx;
+    return ACL_SUCCESS;
+}
+
+/* Caller holds rt.lock. */
+aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
+                                struct aclsim__context **out, const char *api)
+{
+    struct aclsim__context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a context");
+    ctx->device = dev;
+    ctx->is_default = is_default;
+    pthread_mutex_init(&ctx->lock, NULL);
+    aclError err = aclsim__stream_create(ctx, true, &ctx->default_stream, api);
+    if (err) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return err;
+    }
+    ctx->handle = aclsim__handle_new(ACLSIM_H_CONTEXT, ctx);
+    if (!ctx->handle) {
+        aclsim__stream_destroy(ctx->default_stream, true);
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a context");
+    }
+    ctx->next_in_device = dev->contexts;
+    dev->contexts = ctx;
+    *out = ctx;
+    return ACL_SUCCESS;
+}
+
+/* Caller holds rt.lock. Destroys the context's streams (waiting for their
+ * work, or discarding what has not started with force), then the context. */
+void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
+{
+    aclsim__handle_free(ctx->handle);
+    for (;;) {
+        pthread_mutex_lock(&ctx->lock);
+        struct aclsim__stream *s = ctx->streams;
+        pthread_mutex_unlock(&ctx->lock);
+        if (!s)
+            break;
+        aclsim__stream_destroy(s, force);
+    }
+    aclsim__stream_destroy(ctx->default_stream, force);
+    for (struct aclsim__context **p = &ctx->device->contexts; *p; p = &(*p)->next_in_device)
+        if (*p == ctx) {
+            *p = ctx->next_in_device;
+            break;
+        }
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
+{
+    static const char api[] = "aclrtCreateContext";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!context)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
+    pthread_mutex_lock(&aclsim__rt.lock);
+    aclError err = aclsim__device_acquire(deviceId, api);
+    struct aclsim__context *ctx = NULL;
+    if (!err) {
+        err = aclsim__context_create(&aclsim__devices[deviceId], false, &ctx, api);
+        if (err)
+            aclsim__device_release(deviceId, false, api);
+    }
+    if (!err) {
+        aclsim__set_current(ctx);   /* as in CANN: the new context becomes current */
+        *context = ctx->handle;
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    return err;
+}
+
+aclError aclrtDestroyContext(aclrtContext context)
+{
+    static const char api[] = "aclrtDestroyContext";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!context)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
+    pthread_mutex_lock(&aclsim__rt.lock);
+    struct aclsim__context *ctx = aclsim__handle_get(context, ACLSIM_H_CONTEXT);
+    aclError err = ACL_SUCCESS;
+    if (!ctx) {
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                           "context %p is not a live context (destroyed, or never created)",
+                           context);
+    } else if (ctx->is_default) {
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                           "context %p is the default context of device %d; it is released "
+                           "by aclrtResetDevice", context, ctx->device->id);
+    } else {
+        int32_t id = ctx->device->id;
+        aclsim__context_destroy(ctx, false);
+        aclsim__device_release(id, false, api);
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    return err;
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
+    static const char api[] = "aclrtSetCurrentContext";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!context)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
+    struct aclsim__context *ctx = aclsim__handle_get(context, ACLSIM_H_CONTEXT);
+    if (!ctx)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "context %p is not a live context (destroyed, or never created)",
+                            context);
+    tls_current = context;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
+    static const char api[] = "aclrtGetCurrentContext";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!context)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context(api, &ctx);
+    if (!err)
+        *context = ctx->handle;
+    return err;
+}

@@ -1,0 +1,156 @@
+/*
+ * Simulated devices. A device is opened by its first aclrtSetDevice (or
+ * aclrtCreateContext): its memory range is reserved, its worker pool started
+ * and its default context created. It is closed when its reference count
+ * drops to zero (aclrtResetDevice) or at once (aclrtResetDeviceForce,
+ * aclFinalize): contexts and streams are destroyed, the workers stop, the
+ * device's variable instances and memory are discarded.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+struct aclsim__device aclsim__devices[ACLSIM_MAX_DEVICES];
+
+aclError aclsim__device_check_id(int32_t id, const char *api)
+{
+    if (id < 0 || (uint32_t)id >= aclsim__rt.config.visible_count)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_DEVICEID, api,
+                            "deviceId %d is invalid: %u device(s) are visible (ids 0..%d)", id,
+                            aclsim__rt.config.visible_count,
+                            (int)aclsim__rt.config.visible_count - 1);
+    return ACL_SUCCESS;
+}
+
+struct aclsim__device *aclsim__device_of(const void *p)
+{
+    uint32_t n = aclsim__rt.config.visible_count;
+    for (uint32_t i = 0; i < n; i++)
+        if (aclsim__heap_contains(&aclsim__devices[i].heap, p))
+            return &aclsim__devices[i];
+    return NULL;
+}
+
+static aclError open_device(struct aclsim__device *dev, const char *api)
+{
+    aclError err = aclsim__heap_init(&dev->heap, aclsim__rt.config.device_memory, api);
+    if (err)
+        return err;
+    err = aclsim__executor_start(dev, aclsim__rt.config.workers, api);
+    if (err) {
+        aclsim__heap_destroy(&dev->heap);
+        return err;
+    }
+    atomic_store(&dev->vars_generation, 0);
+    atomic_store(&dev->open, true);
+    err = aclsim__context_create(dev, true, &dev->default_ctx, api);
+    if (err) {
+        atomic_store(&dev->open, false);
+        aclsim__executor_stop(dev);
+        aclsim__heap_destroy(&dev->heap);
+        return err;
+    }
+    aclsim__log(ACLSIM_LOG_INFO, "device %d (physical %u) opened", dev->id, dev->physical_id);
+    return ACL_SUCCESS;
+}
+
+static void close_device(struct aclsim__device *dev, bool force)
+{
+    /* Contexts first: their streams need the workers to finish or discard work. */
+    while (dev->contexts)
+        aclsim__context_destroy(dev->contexts, force);
+    dev->default_ctx = NULL;
+    aclsim__executor_stop(dev);
+    atomic_store(&dev->open, false);
+    aclsim__symbols_forget_device(dev);
+    aclsim__heap_destroy(&dev->heap);
+    dev->refcount = 0;
+    aclsim__log(ACLSIM_LOG_INFO, "device %d closed", dev->id);
+}
+
+aclError aclsim__device_acquire(int32_t id, const char *api)
+{
+    aclError err = aclsim__device_check_id(id, api);
+    if (err)
+        return err;
+    struct aclsim__device *dev = &aclsim__devices[id];
+    if (!atomic_load(&dev->open) && (err = open_device(dev, api)))
+        return err;
+    dev->refcount++;
+    return ACL_SUCCESS;
+}
+
+aclError aclsim__device_release(int32_t id, bool force, const char *api)
+{
+    aclError err = aclsim__device_check_id(id, api);
+    if (err)
+        return err;
+    struct aclsim__device *dev = &aclsim__devices[id];
+    if (!atomic_load(&dev->open)) {
+        aclsim__log(ACLSIM_LOG_WARNING, "%s: device %d is not in use; nothing to reset", api, id);
+        return ACL_SUCCESS;
+    }
+    if (force || dev->refcount <= 1)
+        close_device(dev, force);
+    else
+        dev->refcount--;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetDevice(int32_t deviceId)
+{
+    ACLSIM_REQUIRE_INIT("aclrtSetDevice");
+    pthread_mutex_lock(&aclsim__rt.lock);
+    aclError err = aclsim__device_acquire(deviceId, "aclrtSetDevice");
+    if (!err)
+        aclsim__set_current(aclsim__devices[deviceId].default_ctx);
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    return err;
+}
+
+static aclError reset(int32_t deviceId, bool force, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    pthread_mutex_lock(&aclsim__rt.lock);
+    aclError err = aclsim__device_release(deviceId, force, api);
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    return err;
+}
+
+aclError aclrtResetDevice(int32_t deviceId) { return reset(deviceId, false, "aclrtResetDevice"); }
+
+aclError aclrtResetDeviceForce(int32_t deviceId)
+{
+    return reset(deviceId, true, "aclrtResetDeviceForce");
+}
+
+aclError aclrtGetDevice(int32_t *deviceId)
+{
+    ACLSIM_REQUIRE_INIT("aclrtGetDevice");
+    if (!deviceId)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is NULL");
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context("aclrtGetDevice", &ctx);
+    if (!err)
+        *deviceId = ctx->device->id;
+    return err;
+}
+
+aclError aclrtGetDeviceCount(uint32_t *count)
+{
+    ACLSIM_REQUIRE_INIT("aclrtGetDeviceCount");
+    if (!count)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "count is NULL");
+    *count = aclsim__rt.config.visible_count;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice(void)
+{
+    ACLSIM_REQUIRE_INIT("aclrtSynchronizeDevice");
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
+    if (err)
+        return err;
+    return aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+}

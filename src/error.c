@@ -1,0 +1,114 @@
+/* Error messages (aclGetRecentErrMsg) and logging. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ACLSIM_MSG_MAX 1024
+
+/* err_msg_mode "0": each thread sees its own most recent error. */
+static _Thread_local char tls_message[ACLSIM_MSG_MAX];
+static _Thread_local bool tls_has_message;
+/* What aclGetRecentErrMsg last returned to this thread (valid until its next call). */
+static _Thread_local char tls_returned[ACLSIM_MSG_MAX];
+
+/* err_msg_mode "1": one most recent error for the whole process. */
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+static char process_message[ACLSIM_MSG_MAX];
+static bool process_has_message;
+
+static atomic_int log_level = ACLSIM_LOG_ERROR;
+static atomic_bool log_print = false;
+
+static const char *level_name(int level)
+{
+    static const char *const names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
+    return level >= 0 && level < 4 ? names[level] : "?";
+}
+
+static void log_v(int level, const char *fmt, va_list ap)
+{
+    if (!atomic_load_explicit(&log_print, memory_order_relaxed) ||
+        level < atomic_load_explicit(&log_level, memory_order_relaxed))
+        return;
+    char line[ACLSIM_MSG_MAX + 64];
+    int n = snprintf(line, sizeof line, "[%s] ACLSIM(%d): ", level_name(level), (int)getpid());
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    fprintf(stderr, "%s\n", line);
+}
+
+void aclsim__log(int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(level, fmt, ap);
+    va_end(ap);
+}
+
+/* Reads a small non-negative integer; -1 if absent or not a number. */
+static int env_int(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return -1;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return (*end || x < 0 || x > 1000) ? -1 : (int)x;
+}
+
+void aclsim__log_configure(void)
+{
+    int level = env_int("ASCEND_GLOBAL_LOG_LEVEL");
+    atomic_store(&log_level, level >= ACLSIM_LOG_DEBUG && level <= ACLSIM_LOG_NULL
+                                 ? level : ACLSIM_LOG_ERROR);
+    /* The newer name wins when both are set. */
+    int print = env_int("ASCEND_LOG_PRINT_TO_STDOUT");
+    if (print < 0)
+        print = env_int("ASCEND_SLOG_PRINT_TO_STDOUT");
+    atomic_store(&log_print, print == 1);
+}
+
+aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
+{
+    char text[ACLSIM_MSG_MAX];
+    int n = snprintf(text, sizeof text, "%s: ", api);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(text);
+    snprintf(text + len, sizeof text - len, " (error %d)", code);
+
+    if (aclsim__rt.config.err_msg_per_process) {
+        pthread_mutex_lock(&process_lock);
+        memcpy(process_message, text, sizeof text);
+        process_has_message = true;
+        pthread_mutex_unlock(&process_lock);
+    } else {
+        memcpy(tls_message, text, sizeof text);
+        tls_has_message = true;
+    }
+    aclsim__log(ACLSIM_LOG_ERROR, "%s", text);
+    return code;
+}
+
+const char *aclGetRecentErrMsg(void)
+{
+    if (aclsim__rt.config.err_msg_per_process) {
+        bool has;
+        pthread_mutex_lock(&process_lock);
+        has = process_has_message;
+        if (has)
+            memcpy(tls_returned, process_message, sizeof tls_returned);
+        process_has_message = false;
+        pthread_mutex_unlock(&process_lock);
+        return has ? tls_returned : NULL;
+    }
+    if (!tls_has_message)
+        return NULL;
+    memcpy(tls_returned, tls_message, sizeof tls_returned);
+    tls_has_message = false;
+    return tls_returned;
+}

@@ -1,0 +1,209 @@
+/*
+ * A heap is a reserved range of address space with a first-fit allocator and
+ * a sorted table of live allocations, so that any pointer inside the range can
+ * be mapped to its allocation in O(log n). Device memory is one heap per
+ * device; page-locked host memory (aclrtMallocHost) is one more heap.
+ *
+ * The range is reserved PROT_NONE (costs no memory) and made read-write from
+ * its start as allocations reach further ("committed"); large frees hand their
+ * pages back with MADV_DONTNEED.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MIN_SPAN 64u
+#define COMMIT_STEP ((size_t)2 << 20)
+#define RELEASE_MIN ((size_t)1 << 20)
+
+static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
+
+aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api)
+{
+    memset(h, 0, sizeof *h);
+    h->capacity = round_up(capacity, 4096);
+    void *base = mmap(NULL, h->capacity, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "cannot reserve %zu bytes of address space", h->capacity);
+    h->free = malloc(sizeof *h->free * 8);
+    if (!h->free) {
+        munmap(base, h->capacity);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    }
+    h->cap_free = 8;
+    h->nfree = 1;
+    h->free[0] = (struct aclsim__extent){(uintptr_t)base, h->capacity};
+    pthread_rwlock_init(&h->lock, NULL);
+    __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
+    return ACL_SUCCESS;
+}
+
+void aclsim__heap_destroy(struct aclsim__heap *h)
+{
+    char *base = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE);
+    if (!base)
+        return;
+    __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
+    munmap(base, h->capacity);
+    free(h->allocs);
+    free(h->free);
+    pthread_rwlock_destroy(&h->lock);
+    memset(h, 0, sizeof *h);
+}
+
+static bool grow(void **array, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*array, n * elem);
+    if (!p)
+        return false;
+    *array = p;
+    *cap = n;
+    return true;
+}
+
+/* Index of the first allocation with addr > p. */
+static size_t upper_bound(const struct aclsim__heap *h, uintptr_t p)
+{
+    size_t lo = 0, hi = h->nallocs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (h->allocs[mid].addr <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int kind,
+                         const aclsimVar *var)
+{
+    if (size == 0 || size > h->capacity || align < MIN_SPAN)
+        align = align < MIN_SPAN ? MIN_SPAN : align;
+    if (size > h->capacity)
+        return NULL;
+    size_t span = round_up(size ? size : 1, MIN_SPAN);
+    void *result = NULL;
+    pthread_rwlock_wrlock(&h->lock);
+    if (h->used + span > h->capacity ||
+        !grow((void **)&h->allocs, &h->cap_allocs, h->nallocs + 1, sizeof *h->allocs) ||
+        !grow((void **)&h->free, &h->cap_free, h->nfree + 1, sizeof *h->free))
+        goto out;
+    for (size_t i = 0; i < h->nfree; i++) {
+        struct aclsim__extent e = h->free[i];
+        uintptr_t a = round_up(e.addr, align);
+        if (a < e.addr || a - e.addr > e.size || e.size - (a - e.addr) < span)
+            continue;
+        size_t end = (a + span) - (uintptr_t)h->base;
+        if (end > h->committed) {
+            size_t want = round_up(end, COMMIT_STEP);
+            if (want > h->capacity)
+                want = h->capacity;
+            if (mprotect(h->base + h->committed, want - h->committed, PROT_READ | PROT_WRITE))
+                goto out;
+            h->committed = want;
+        }
+        /* Split e into [e.addr, a) and [a + span, e.end). */
+        uintptr_t tail = a + span, e_end = e.addr + e.size;
+        if (a > e.addr && tail < e_end) {
+            memmove(&h->free[i + 2], &h->free[i + 1], (h->nfree - i - 1) * sizeof *h->free);
+            h->free[i] = (struct aclsim__extent){e.addr, a - e.addr};
+            h->free[i + 1] = (struct aclsim__extent){tail, e_end - tail};
+            h->nfree++;
+        } else if (a > e.addr) {
+            h->free[i].size = a - e.addr;
+        } else if (tail < e_end) {
+            h->free[i] = (struct aclsim__extent){tail, e_end - tail};
+        } else {
+            memmove(&h->free[i], &h->free[i + 1], (h->nfree - i - 1) * sizeof *h->free);
+            h->nfree--;
+        }
+        size_t pos = upper_bound(h, a);
+        memmove(&h->allocs[pos + 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
+        h->allocs[pos] = (struct aclsim__alloc){a, size, span, (uint8_t)kind, var};
+        h->nallocs++;
+        h->used += span;
+        result = (void *)a;
+        break;
+    }
+out:
+    pthread_rwlock_unlock(&h->lock);
+    return result;
+}
+
+/* Returns [addr, addr + size) to the free extents, merging neighbours. */
+static void release_extent(struct aclsim__heap *h, uintptr_t addr, size_t size)
+{
+    size_t lo = 0, hi = h->nfree;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (h->free[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    bool merge_prev = lo > 0 && h->free[lo - 1].addr + h->free[lo - 1].size == addr;
+    bool merge_next = lo < h->nfree && addr + size == h->free[lo].addr;
+    if (merge_prev && merge_next) {
+        h->free[lo - 1].size += size + h->free[lo].size;
+        memmove(&h->free[lo], &h->free[lo + 1], (h->nfree - lo - 1) * sizeof *h->free);
+        h->nfree--;
+    } else if (merge_prev) {
+        h->free[lo - 1].size += size;
+    } else if (merge_next) {
+        h->free[lo].addr = addr;
+        h->free[lo].size += size;
+    } else {
+        /* Room is guaranteed: alloc reserved one spare extent slot per allocation. */
+        memmove(&h->free[lo + 1], &h->free[lo], (h->nfree - lo) * sizeof *h->free);
+        h->free[lo] = (struct aclsim__extent){addr, size};
+        h->nfree++;
+    }
+}
+
+bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
+{
+    bool ok = false;
+    pthread_rwlock_wrlock(&h->lock);
+    size_t pos = upper_bound(h, (uintptr_t)p);
+    if (pos > 0 && h->allocs[pos - 1].addr == (uintptr_t)p && h->allocs[pos - 1].kind == kind) {
+        struct aclsim__alloc a = h->allocs[pos - 1];
+        memmove(&h->allocs[pos - 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
+        h->nallocs--;
+        h->used -= a.span;
+        if (a.span >= RELEASE_MIN) {
+            uintptr_t from = round_up(a.addr, 4096), to = (a.addr + a.span) & ~(uintptr_t)4095;
+            if (to > from)
+                madvise((void *)from, to - from, MADV_DONTNEED);
+        }
+        release_extent(h, a.addr, a.span);
+        ok = true;
+    }
+    pthread_rwlock_unlock(&h->lock);
+    return ok;
+}
+
+bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__alloc *out)
+{
+    bool found = false;
+    pthread_rwlock_rdlock(&h->lock);
+    size_t pos = upper_bound(h, (uintptr_t)p);
+    if (pos > 0) {
+        const struct aclsim__alloc *a = &h->allocs[pos - 1];
+        if ((uintptr_t)p - a->addr < a->size) {
+            *out = *a;
+            found = true;
+        }
+    }
+    pthread_rwlock_unlock(&h->lock);
+    return found;
+}

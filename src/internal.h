@@ -1,0 +1,366 @@
+/*
+ * aclsim internals: the data structures of the simulated runtime and the
+ * invariants that hold between them. Everything here is private (prefix
+ * aclsim__); the public API is include/acl and include/aclsim.
+ *
+ *   runtime (runtime.c)   init state + configuration, read once at aclInit
+ *   error   (error.c)     per-thread messages for aclGetRecentErrMsg, logging
+ *   handle  (handle.c)    generation-checked handle table for every opaque handle
+ *   heap    (heap.c)      a reserved address range with an allocator and an
+ *                         allocation table: device memory and page-locked host memory
+ *   device  (device.c)    simulated devices: open/reset, worker pool lifetime
+ *   context (context.c)   contexts, per-thread current context
+ *   stream  (stream.c)    streams, tasks, the executor, events, host functions
+ *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
+ *   symbol  (symbol.c)    device-variable registry and the six symbol functions
+ *   kernel  (kernel.c)    kernel registry and launches
+ *   binary  (binary.c)    kernel binaries (shared objects)
+ *
+ * Lock order (outer first): runtime.lock -> device.lock -> registry lock ->
+ * heap.lock; stream.lock -> event.lock; device.exec_lock is never held while
+ * taking any other lock except job waits. No lock is held while user code
+ * (kernels, host functions) runs.
+ */
+#ifndef ACLSIM_INTERNAL_H
+#define ACLSIM_INTERNAL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "acl/acl.h"
+#include "aclsim/aclsim.h"
+
+#define ACLSIM_HIDDEN __attribute__((visibility("hidden")))
+#define ACLSIM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ACLSIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- error.c ---------------------------------------------------------- */
+
+enum aclsim__log_level { ACLSIM_LOG_DEBUG, ACLSIM_LOG_INFO, ACLSIM_LOG_WARNING,
+                         ACLSIM_LOG_ERROR, ACLSIM_LOG_NULL };
+
+/* Records "api: message" as the calling thread's recent error (or the
+ * process's, with err_msg_mode 1), logs it at ERROR level, returns code. */
+aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void aclsim__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void aclsim__log_configure(void); /* reads the ASCEND_* log variables */
+
+/* ---- runtime.c: init state and configuration -------------------------- */
+
+struct aclsim__config {
+    uint32_t physical_devices;               /* ACLSIM_DEVICE_COUNT */
+    char soc_name[64];                       /* ACLSIM_SOC_VERSION */
+    size_t device_memory;                    /* ACLSIM_DEVICE_MEMORY, bytes */
+    uint32_t workers;                        /* ACLSIM_WORKERS: threads per device */
+    uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
+    uint32_t visible[ACLSIM_MAX_DEVICES];    /* logical id -> physical id */
+    bool symbols_supported;                  /* from the SoC's product family */
+    bool err_msg_per_process;                /* aclInit "err_msg_mode": "1" */
+};
+
+struct aclsim__runtime {
+    pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
+    atomic_bool initialized;
+    struct aclsim__config config;
+};
+extern struct aclsim__runtime aclsim__rt;
+
+/* Every API entry that needs the runtime: 100001 before aclInit/after aclFinalize. */
+static inline bool aclsim__initialized(void)
+{
+    return atomic_load_explicit(&aclsim__rt.initialized, memory_order_acquire);
+}
+#define ACLSIM_REQUIRE_INIT(api)                                                 \
+    do {                                                                         \
+        if (ACLSIM_UNLIKELY(!aclsim__initialized()))                             \
+            return aclsim__fail(ACL_ERROR_UNINITIALIZE, api,                     \
+                                "the runtime is not initialized (call aclInit first)"); \
+    } while (0)
+
+/* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
+bool aclsim__parse_size(const char *text, size_t *out);
+
+/* ---- handle.c ----------------------------------------------------------- */
+
+/* Every opaque handle (context, stream, event, function, binary) is an index
+ * plus a generation, never a raw pointer: a destroyed or forged handle is
+ * recognised (107017) instead of dereferenced. Slots are never freed, only
+ * recycled with a new generation, so lookups need no lock. */
+enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
+                           ACLSIM_H_FUNC, ACLSIM_H_BINARY };
+void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
+void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
+void aclsim__handle_free(const void *handle);
+
+/* ---- heap.c: reserved address ranges ----------------------------------- */
+
+enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL };
+
+struct aclsim__alloc {
+    uintptr_t addr;
+    size_t size;              /* as requested */
+    size_t span;              /* as reserved (rounded) */
+    uint8_t kind;             /* enum aclsim__alloc_kind */
+    const aclsimVar *var;     /* ACLSIM_ALLOC_SYMBOL only */
+};
+
+/* A heap owns [base, base + capacity) of address space, reserved PROT_NONE and
+ * made read-write as allocations reach it. Invariants: allocs[] is sorted by
+ * address and non-overlapping; free extents cover exactly the reserved bytes
+ * not in allocs; used == sum of allocs' span; used <= capacity. */
+struct aclsim__heap {
+    char *base;                    /* NULL until reserved; atomic for classify */
+    size_t capacity;
+    pthread_rwlock_t lock;
+    size_t used;
+    size_t committed;              /* bytes from base made read-write */
+    struct aclsim__alloc *allocs;
+    size_t nallocs, cap_allocs;
+    struct aclsim__extent { uintptr_t addr; size_t size; } *free;
+    size_t nfree, cap_free;
+};
+
+aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
+void aclsim__heap_destroy(struct aclsim__heap *h);
+/* Returns NULL when capacity is exhausted or memory is short. */
+void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int kind,
+                         const aclsimVar *var);
+/* false if p is not the start of a live allocation of that kind. */
+bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind);
+/* Copies the allocation containing p into *out; false if none. */
+bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__alloc *out);
+static inline bool aclsim__heap_contains(const struct aclsim__heap *h, const void *p)
+{
+    const char *base = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE);
+    return base && (const char *)p >= base && (size_t)((const char *)p - base) < h->capacity;
+}
+
+/* ---- device.c ------------------------------------------------------------ */
+
+struct aclsim__stream;
+struct aclsim__context;
+
+/* A parallel-for over n indices, run by the worker that owns it plus any idle
+ * workers of the device (kernel blocks, chunks of a large copy). */
+struct aclsim__job {
+    void (*run)(struct aclsim__job *job, uint32_t index);
+    uint32_t count;
+    atomic_uint next;          /* next index to claim */
+    uint32_t helpers;          /* workers inside run(), under exec_lock */
+    bool listed;               /* on device.jobs, under exec_lock */
+    struct aclsim__job *next_job;
+    pthread_cond_t idle;       /* signalled when helpers drops to 0 */
+    void *arg;
+};
+
+struct aclsim__device {
+    int32_t id;                 /* logical id (slot in aclsimVar.instance) */
+    uint32_t physical_id;
+    /* Under aclsim__rt.lock: */
+    uint32_t refcount;          /* aclrtSetDevice calls not yet reset */
+    atomic_bool open;
+    struct aclsim__context *default_ctx;
+    struct aclsim__context *contexts;    /* every live context on this device */
+    struct aclsim__heap heap;            /* device memory */
+    atomic_uint vars_generation;         /* registry generation fully instantiated */
+
+    /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
+    pthread_mutex_t exec_lock;
+    pthread_cond_t exec_wake;
+    struct aclsim__stream *ready_head, *ready_tail;   /* streams with runnable work */
+    struct aclsim__job *jobs;
+    uint32_t sleepers;
+    atomic_uint work_hint;      /* bumped on new work: lets idle workers poll, not sleep */
+    bool stop;
+    uint32_t nworkers;
+    pthread_t *workers;
+};
+
+extern struct aclsim__device aclsim__devices[ACLSIM_MAX_DEVICES];
+
+/* Opens (first aclrtSetDevice) or references device id. Caller holds rt.lock. */
+aclError aclsim__device_acquire(int32_t id, const char *api);
+/* Drops one reference, or all with force; closes the device at zero. Caller
+ * holds rt.lock. */
+aclError aclsim__device_release(int32_t id, bool force, const char *api);
+aclError aclsim__device_check_id(int32_t id, const char *api);
+/* The device whose heap contains p, or NULL. */
+struct aclsim__device *aclsim__device_of(const void *p);
+
+/* ---- context.c ----------------------------------------------------------- */
+
+struct aclsim__context {
+    void *handle;
+    struct aclsim__device *device;
+    struct aclsim__stream *default_stream;
+    bool is_default;
+    struct aclsim__context *next_in_device;   /* under rt.lock */
+    pthread_mutex_t lock;                     /* guards streams */
+    struct aclsim__stream *streams;           /* user streams, excluding default */
+};
+
+/* The calling thread's current context, or 107002 with a message. */
+aclError aclsim__current_context(const char *api, struct aclsim__context **out);
+aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
+                                struct aclsim__context **out, const char *api);
+void aclsim__context_destroy(struct aclsim__context *ctx, bool force);
+void aclsim__set_current(struct aclsim__context *ctx);
+
+/* ---- stream.c: tasks and the executor ------------------------------------ */
+
+enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
+                         ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT };
+
+struct aclsim__event;
+
+/* One unit of stream work. Every task says what it is (kind, bytes, the
+ * variable or kernel it concerns) so that a checker or tracer can observe the
+ * queue without decoding it. */
+struct aclsim__task {
+    struct aclsim__task *next;
+    uint8_t kind;
+    size_t bytes;
+    const char *label;              /* variable or kernel name, or NULL */
+    union {
+        struct { void *dst; const void *src; } copy;
+        struct { void *dst; int value; } memset;
+        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf;
+                 void *args[16]; } kernel;
+        struct { aclrtHostFunc fn; void *arg; } host;
+        struct { struct aclsim__event *event; uint64_t seq; } event;
+    } u;
+};
+
+enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
+                            ACLSIM_STREAM_RUNNING, ACLSIM_STREAM_PARKED };
+
+/* Invariants (under lock): tasks [head..tail] are in submission order;
+ * completed + queued tasks == submitted; state is QUEUED iff the stream is on
+ * its device's ready list; RUNNING iff exactly one worker is executing its
+ * head task; PARKED iff it is on an event's waiter list; an IDLE stream with
+ * tasks never exists. */
+struct aclsim__stream {
+    void *handle;
+    struct aclsim__context *context;
+    struct aclsim__device *device;
+    pthread_mutex_t lock;
+    pthread_cond_t progress;        /* broadcast when completed grows or state idles */
+    struct aclsim__task *head, *tail, *spare;
+    uint64_t submitted;
+    atomic_uint_fast64_t completed;
+    uint32_t waiters;               /* threads blocked on progress */
+    uint8_t state;
+    uint64_t wait_seq;              /* PARKED: the event record it waits for */
+    atomic_uint refs;               /* 1 while alive + temporary holders */
+    struct aclsim__stream *next_ready;    /* device ready list, under exec_lock */
+    struct aclsim__stream *next_waiting;  /* event waiter list, under event lock */
+    struct aclsim__stream *next_in_context;
+};
+
+/* A default stream has no handle and is not on the context's list. */
+aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
+                               struct aclsim__stream **out, const char *api);
+/* Waits for everything queued so far on every stream of dev. */
+aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
+/* Waits for queued work (or discards not-started work with force), then frees. */
+void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
+/* Resolves a user stream argument (NULL = current context's default stream),
+ * checking handle (107017) and context (107003). */
+aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
+                                struct aclsim__context **ctx_out,
+                                struct aclsim__stream **out);
+/* A task to fill in and submit (NULL when out of memory). */
+struct aclsim__task *aclsim__task_alloc(struct aclsim__stream *s);
+void aclsim__task_discard(struct aclsim__stream *s, struct aclsim__task *t);
+/* Queues t; returns its sequence number (1-based). */
+uint64_t aclsim__submit(struct aclsim__stream *s, struct aclsim__task *t);
+/* Blocks until the stream completed seq tasks; timeout_ms < 0 waits forever.
+ * false on timeout. */
+bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
+aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api);
+void aclsim__executor_stop(struct aclsim__device *dev);
+/* Runs job on the calling worker plus idle workers of dev; returns when done. */
+void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job);
+
+/* Thread-local state of the block a worker is running (kernel.c). */
+extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,
+    aclsim__tls_device_slot;
+void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t);
+void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n);
+
+/* ---- memory.c ---------------------------------------------------------- */
+
+enum aclsim__where_kind { ACLSIM_HOST, ACLSIM_PINNED, ACLSIM_DEVICE };
+struct aclsim__where {
+    int kind;                        /* enum aclsim__where_kind */
+    struct aclsim__device *device;   /* ACLSIM_DEVICE */
+};
+/* Where p lives; O(number of devices), no locks. */
+struct aclsim__where aclsim__classify(const void *p);
+extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */
+/* Queues a copy task on s; with pageable (ordinary host) memory on either
+ * side, returns only after it ran. label names the variable, if any. */
+aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src, size_t count,
+                            bool pageable, const char *label, const char *api);
+/* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
+void aclsim__describe(const void *p, char *buf, size_t len);
+void aclsim__memory_finalize(void);
+
+/* ---- symbol.c ------------------------------------------------------------ */
+
+/* An open-addressing map from addresses (symbols, kernel functions) to
+ * descriptors. Lookups are lock-free: slots hold the key beside the value so
+ * a probe never dereferences another object's descriptor (which may belong to
+ * a shared object being unloaded). Writers hold lock. */
+struct aclsim__addr_table {
+    size_t mask;                       /* capacity - 1 */
+    struct aclsim__addr_slot { _Atomic uintptr_t key; void *_Atomic value; } slots[];
+};
+struct aclsim__addr_map {
+    pthread_mutex_t lock;
+    struct aclsim__addr_table *_Atomic table;
+    size_t count, tombstones;
+    struct aclsim__retired { struct aclsim__retired *next; struct aclsim__addr_table *table; } *retired;
+};
+bool aclsim__map_insert(struct aclsim__addr_map *m, const void *key, void *value);
+void aclsim__map_remove(struct aclsim__addr_map *m, const void *key);
+static inline void *aclsim__map_get(struct aclsim__addr_map *m, const void *key)
+{
+    struct aclsim__addr_table *t = atomic_load_explicit(&m->table, memory_order_acquire);
+    if (ACLSIM_UNLIKELY(!t))
+        return NULL;
+    uintptr_t k = (uintptr_t)key;
+    size_t i = (size_t)((k >> 4) * 0x9E3779B97F4A7C15ull) & t->mask;
+    for (;;) {
+        uintptr_t sk = atomic_load_explicit(&t->slots[i].key, memory_order_acquire);
+        if (sk == k)
+            return atomic_load_explicit(&t->slots[i].value, memory_order_acquire);
+        if (sk == 0)
+            return NULL;
+        i = (i + 1) & t->mask;
+    }
+}
+
+/* Lock of the variable registry; also serialises instance creation. */
+extern pthread_mutex_t aclsim__registry_lock;
+/* Makes sure every registered variable has an instance on dev (kernels may
+ * touch any of them). 207001 when the device is full. */
+aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char *api);
+/* Forgets dev's instances (their memory goes with the device's heap). */
+void aclsim__symbols_forget_device(struct aclsim__device *dev);
+
+aclsimVar *aclsim__var_of(const void *symbol);
+
+/* ---- kernel.c ------------------------------------------------------------- */
+const aclsimKernel *aclsim__kernel_by_function(const void *fn);
+
+#endif /* ACLSIM_INTERNAL_H */

@@ -1,0 +1,202 @@
+/*
+ * Kernels: the registry of aclsimKernel descriptors (ACLSIM_KERNEL_REGISTER),
+ * aclrtGetFuncBySymbol and the two launch functions. A launch copies the
+ * argument values into the task, so the caller's buffers may be reused at
+ * once; its blocks run in parallel on the device's workers, the launch as a
+ * whole in stream order.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BLOCKS 65535u
+
+_Thread_local uint32_t aclsim__tls_block_idx = 0, aclsim__tls_block_num = 1,
+                       aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
+
+uint32_t aclsimGetBlockIdx(void) { return aclsim__tls_block_idx; }
+uint32_t aclsimGetBlockNum(void) { return aclsim__tls_block_num; }
+uint32_t aclsimKernelDeviceSlot(void) { return aclsim__tls_device_slot; }
+
+static struct aclsim__addr_map kernels = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void aclsimRegisterKernel(aclsimKernel *kernel)
+{
+    pthread_mutex_lock(&kernels.lock);
+    kernel->handle = aclsim__handle_new(ACLSIM_H_FUNC, kernel);
+    if (!kernel->handle || !aclsim__map_insert(&kernels, kernel->function, kernel)) {
+        if (kernel->handle)
+            aclsim__handle_free(kernel->handle);
+        kernel->handle = NULL;
+        aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering kernel %s (%s:%d)",
+                    kernel->name, kernel->file, kernel->line);
+    }
+    pthread_mutex_unlock(&kernels.lock);
+}
+
+void aclsimUnregisterKernel(aclsimKernel *kernel)
+{
+    pthread_mutex_lock(&kernels.lock);
+    if (aclsim__map_get(&kernels, kernel->function) == kernel) {
+        aclsim__map_remove(&kernels, kernel->function);
+        aclsim__handle_free(kernel->handle);
+        kernel->handle = NULL;
+    }
+    pthread_mutex_unlock(&kernels.lock);
+}
+
+const aclsimKernel *aclsim__kernel_by_function(const void *fn)
+{
+    const aclsimKernel *k = aclsim__map_get(&kernels, fn);
+    return k && k->function == fn ? k : NULL;
+}
+
+aclError aclrtGetFuncBySymbol(const void *symbol, aclrtFuncHandle *funcHandle)
+{
+    static const char api[] = "aclrtGetFuncBySymbol";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!symbol || !funcHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !symbol ? "symbol" : "funcHandle");
+    const aclsimKernel *k = aclsim__kernel_by_function(symbol);
+    if (!k)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, api,
+                            "symbol %p is not a registered kernel (register the function "
+                            "with ACLSIM_KERNEL_REGISTER)", symbol);
+    *funcHandle = k->handle;
+    return ACL_SUCCESS;
+}
+
+/* Byte offsets of each parameter when packed in order with natural alignment. */
+static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_align)
+{
+    size_t end = 0;
+    *max_align = 1;
+    for (uint32_t i = 0; i < k->num_params; i++) {
+        size_t a = k->param_align[i];
+        end = (end + a - 1) & ~(a - 1);
+        offsets[i] = end;
+        end += k->param_size[i];
+        if (a > *max_align)
+            *max_align = a;
+    }
+    return end;
+}
+
+struct block_job {
+    struct aclsim__job job;
+    struct aclsim__task *task;
+    uint32_t device;
+};
+
+static void run_block(struct aclsim__job *job, uint32_t index)
+{
+    struct block_job *b = (struct block_job *)job;
+    aclsim__tls_block_idx = index;
+    aclsim__tls_block_num = b->task->u.kernel.blocks;
+    aclsim__tls_device_slot = b->device;
+    b->task->u.kernel.kernel->invoke(b->task->u.kernel.args);
+    aclsim__tls_block_idx = 0;
+    aclsim__tls_block_num = 1;
+    aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
+}
+
+void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
+{
+    struct block_job b = {.task = t, .device = (uint32_t)dev->id};
+    b.job.run = run_block;
+    b.job.count = t->u.kernel.blocks;
+    if (t->u.kernel.blocks == 1)
+        run_block(&b.job, 0);
+    else
+        aclsim__run_job(dev, &b.job);
+}
+
+/* Common part of both launches: validation, then the task. values(i) gives
+ * where argument i's bytes are. */
+static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const char *api,
+                       const void *packed, size_t packed_size, void **args)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!func)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "funcHandle is NULL");
+    const aclsimKernel *k = aclsim__handle_get(func, ACLSIM_H_FUNC);
+    if (!k)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "funcHandle %p is not a live kernel handle (from "
+                            "aclrtGetFuncBySymbol or aclrtBinaryGetFunction; its binary may "
+                            "have been unloaded)", func);
+    if (numBlocks == 0 || numBlocks > MAX_BLOCKS)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "numBlocks %u is out of range for kernel %s: 1 to %u", numBlocks,
+                            k->name, MAX_BLOCKS);
+    size_t offsets[16], max_align;
+    size_t need = packed_layout(k, offsets, &max_align);
+    if (k->num_params && !packed && !args)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "kernel %s takes %u argument(s) but %s is NULL", k->name,
+                            k->num_params, packed_size ? "argsData" : "args");
+    if (packed) {
+        size_t padded = (need + max_align - 1) & ~(max_align - 1);
+        if (packed_size < need || packed_size > padded)
+            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                "argsSize %zu does not match kernel %s: its %u argument(s) "
+                                "packed with natural alignment take %zu bytes", packed_size,
+                                k->name, k->num_params, need);
+    }
+    if (args)
+        for (uint32_t i = 0; i < k->num_params; i++)
+            if (!args[i])
+                return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                    "args[%u] is NULL (kernel %s takes %u arguments)", i,
+                                    k->name, k->num_params);
+    struct aclsim__context *ctx;
+    struct aclsim__stream *s;
+    aclError err = aclsim__stream_resolve(stream, api, &ctx, &s);
+    if (err)
+        return err;
+    if ((err = aclsim__symbols_instantiate_all(ctx->device, api)))
+        return err;
+    struct aclsim__task *t = aclsim__task_alloc(s);
+    char *buf = need ? malloc(need) : NULL;
+    if (!t || (need && !buf)) {
+        free(buf);
+        if (t)
+            aclsim__task_discard(s, t);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
+                            k->name);
+    }
+    for (uint32_t i = 0; i < k->num_params; i++) {
+        memcpy(buf + offsets[i], packed ? (const char *)packed + offsets[i] : args[i],
+               k->param_size[i]);
+        t->u.kernel.args[i] = buf + offsets[i];
+    }
+    t->kind = ACLSIM_TASK_KERNEL;
+    t->label = k->name;
+    t->u.kernel.kernel = k;
+    t->u.kernel.blocks = numBlocks;
+    t->u.kernel.argbuf = buf;
+    aclsim__submit(s, t);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
+                           size_t argsSize, aclrtStream stream)
+{
+    if (!argsData && argsSize)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel",
+                            "argsData is NULL but argsSize is %zu", argsSize);
+    return launch(funcHandle, numBlocks, stream, "aclrtLaunchKernel",
+                  argsData ? argsData : (const void *)"", argsSize, NULL);
+}
+
+aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStream stream,
+                                        aclrtLaunchKernelCfg *cfg, void **args)
+{
+    static const char api[] = "aclrtLaunchKernelWithArgsArray";
+    if (cfg && cfg->numAttrs && !cfg->attrs)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "cfg->attrs is NULL but cfg->numAttrs is %zu", cfg->numAttrs);
+    return launch(func, numBlocks, stream, api, NULL, 0, args);
+}

@@ -1,0 +1,428 @@
+/*
+ * Device and page-locked host memory, copies and memset.
+ *
+ * Every pointer is one of: device d memory (inside device d's heap), page-
+ * locked host memory (inside the host heap), or ordinary host memory
+ * (anything else). Copies check that `kind` agrees with where the pointers
+ * really are and that device and page-locked ranges lie inside one live
+ * allocation. Synchronous copies run on the calling thread; asynchronous ones
+ * are stream tasks, and with ordinary host memory the call waits for its task.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+struct aclsim__heap aclsim__host_heap;
+static pthread_mutex_t host_heap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define PARALLEL_COPY_MIN ((size_t)8 << 20)   /* split larger async copies across workers */
+#define COPY_CHUNK ((size_t)2 << 20)
+
+struct aclsim__where aclsim__classify(const void *p)
+{
+    struct aclsim__device *dev = aclsim__device_of(p);
+    if (dev)
+        return (struct aclsim__where){ACLSIM_DEVICE, dev};
+    if (aclsim__heap_contains(&aclsim__host_heap, p))
+        return (struct aclsim__where){ACLSIM_PINNED, NULL};
+    return (struct aclsim__where){ACLSIM_HOST, NULL};
+}
+
+void aclsim__describe(const void *p, char *buf, size_t len)
+{
+    struct aclsim__where w = aclsim__classify(p);
+    struct aclsim__heap *h = w.kind == ACLSIM_DEVICE ? &w.device->heap
+                             : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+    struct aclsim__alloc a;
+    if (!h) {
+        snprintf(buf, len, "ordinary host memory");
+        return;
+    }
+    int n = w.kind == ACLSIM_DEVICE ? snprintf(buf, len, "device %d memory", w.device->id)
+                                    : snprintf(buf, len, "page-locked host memory");
+    if (!aclsim__heap_find(h, p, &a))
+        snprintf(buf + n, len - (size_t)n, " outside any live allocation");
+    else if (a.kind == ACLSIM_ALLOC_SYMBOL)
+        snprintf(buf + n, len - (size_t)n, " (offset %zu of device variable %s, %zu bytes, %s:%d)",
+                 (size_t)((uintptr_t)p - a.addr), a.var->name, a.size, a.var->file, a.var->line);
+    else
+        snprintf(buf + n, len - (size_t)n, " (offset %zu of the %zu-byte allocation at %p)",
+                 (size_t)((uintptr_t)p - a.addr), a.size, (void *)a.addr);
+}
+
+void aclsim__memory_finalize(void)
+{
+    pthread_mutex_lock(&host_heap_lock);
+    aclsim__heap_destroy(&aclsim__host_heap);
+    pthread_mutex_unlock(&host_heap_lock);
+}
+
+/* ---- allocation ------------------------------------------------------------ */
+
+static size_t alignment_for(size_t size) { return size >= 4096 ? 4096 : 64; }
+
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    static const char api[] = "aclrtMalloc";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!devPtr)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
+    if (size == 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
+    unsigned p = (unsigned)policy;
+    if ((p & 0xffu) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P ||
+        (p & ~(0xffu | ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH)))
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "policy 0x%x is not an aclrtMemMallocPolicy value", p);
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context(api, &ctx);
+    if (err)
+        return err;
+    struct aclsim__heap *h = &ctx->device->heap;
+    void *ptr = aclsim__heap_alloc(h, size, alignment_for(size), ACLSIM_ALLOC_MALLOC, NULL);
+    if (!ptr) {
+        pthread_rwlock_rdlock(&h->lock);
+        size_t free_bytes = h->capacity - h->used;
+        pthread_rwlock_unlock(&h->lock);
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "device %d cannot allocate %zu bytes: %zu of %zu bytes free",
+                            ctx->device->id, size, free_bytes, h->capacity);
+    }
+    *devPtr = ptr;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtFree(void *devPtr)
+{
+    static const char api[] = "aclrtFree";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!devPtr)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
+    struct aclsim__where w = aclsim__classify(devPtr);
+    if (w.kind == ACLSIM_DEVICE && aclsim__heap_free(&w.device->heap, devPtr, ACLSIM_ALLOC_MALLOC))
+        return ACL_SUCCESS;
+    char what[256];
+    aclsim__describe(devPtr, what, sizeof what);
+    return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                        "devPtr %p is not the start of a live aclrtMalloc allocation: it is %s",
+                        devPtr, what);
+}
+
+aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    static const char api[] = "aclrtMallocHost";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!hostPtr)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
+    if (size == 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
+    pthread_mutex_lock(&host_heap_lock);
+    aclError err = ACL_SUCCESS;
+    if (!aclsim__host_heap.base) {
+        /* Page-locked memory can at most be all of RAM. */
+        size_t ram = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+        err = aclsim__heap_init(&aclsim__host_heap, ram, api);
+    }
+    pthread_mutex_unlock(&host_heap_lock);
+    if (err)
+        return err;
+    void *p = aclsim__heap_alloc(&aclsim__host_heap, size, alignment_for(size),
+                                 ACLSIM_ALLOC_HOST, NULL);
+    if (!p)
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "cannot allocate %zu bytes of page-locked host memory", size);
+    *hostPtr = p;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtFreeHost(void *hostPtr)
+{
+    static const char api[] = "aclrtFreeHost";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!hostPtr)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
+    if (aclsim__heap_contains(&aclsim__host_heap, hostPtr) &&
+        aclsim__heap_free(&aclsim__host_heap, hostPtr, ACLSIM_ALLOC_HOST))
+        return ACL_SUCCESS;
+    char what[256];
+    aclsim__describe(hostPtr, what, sizeof what);
+    return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                        "hostPtr %p is not the start of a live aclrtMallocHost allocation: it is %s",
+                        hostPtr, what);
+}
+
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
+{
+    static const char api[] = "aclrtGetMemInfo";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!free || !total)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !free ? "free" : "total");
+    if ((unsigned)attr > ACL_HBM_MEM_P2P_HUGE1G)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "attr %d is not an aclrtMemAttr value",
+                            (int)attr);
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context(api, &ctx);
+    if (err)
+        return err;
+    switch (attr) {
+    case ACL_DDR_MEM: case ACL_DDR_MEM_HUGE: case ACL_DDR_MEM_NORMAL:
+    case ACL_DDR_MEM_P2P_HUGE: case ACL_DDR_MEM_P2P_NORMAL: {
+        /* DDR is the host's memory here. */
+        struct sysinfo si;
+        sysinfo(&si);
+        *total = (size_t)si.totalram * si.mem_unit;
+        *free = (size_t)si.freeram * si.mem_unit;
+        return ACL_SUCCESS;
+    }
+    default: {
+        struct aclsim__heap *h = &ctx->device->heap;
+        pthread_rwlock_rdlock(&h->lock);
+        *total = h->capacity;
+        *free = h->capacity - h->used;
+        pthread_rwlock_unlock(&h->lock);
+        return ACL_SUCCESS;
+    }
+    }
+}
+
+/* ---- copies ------------------------------------------------------------------ */
+
+static const char *kind_name(int kind)
+{
+    static const char *const names[] = {
+        "ACL_MEMCPY_HOST_TO_HOST", "ACL_MEMCPY_HOST_TO_DEVICE", "ACL_MEMCPY_DEVICE_TO_HOST",
+        "ACL_MEMCPY_DEVICE_TO_DEVICE", "ACL_MEMCPY_DEFAULT", "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+        "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE", "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE"};
+    return kind >= 0 && kind <= 7 ? names[kind] : "?";
+}
+
+/* p .. p+n must lie inside one live allocation when p is device or page-locked memory. */
+static aclError check_range(const char *api, const char *name, const void *p, size_t n,
+                            struct aclsim__where w)
+{
+    struct aclsim__heap *h = w.kind == ACLSIM_DEVICE ? &w.device->heap
+                             : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+    if (!h)
+        return ACL_SUCCESS;
+    struct aclsim__alloc a;
+    if (!aclsim__heap_find(h, p, &a)) {
+        char what[256];
+        aclsim__describe(p, what, sizeof what);
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "%s %p is %s (freed, or never allocated)", name, p, what);
+    }
+    size_t room = a.size - (size_t)((uintptr_t)p - a.addr);
+    if (n > room) {
+        char what[256];
+        aclsim__describe(p, what, sizeof what);
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "%s range of %zu bytes at %p overruns its allocation by %zu bytes: "
+                            "%p is %s", name, n, p, n - room, p, what);
+    }
+    return ACL_SUCCESS;
+}
+
+static bool is_host(struct aclsim__where w) { return w.kind != ACLSIM_DEVICE; }
+
+/* Checks a copy's pointers against kind; returns 0 or the error. */
+static aclError check_copy(const char *api, void *dst, const void *src, size_t count, int kind,
+                           struct aclsim__where *wd, struct aclsim__where *ws)
+{
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "kind %d is not an aclrtMemcpyKind value", kind);
+    *wd = aclsim__classify(dst);
+    *ws = aclsim__classify(src);
+    const char *bad = NULL;   /* which pointer disagrees with kind */
+    bool want_dst_dev, want_src_dev;
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: want_src_dev = false; want_dst_dev = false; break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: want_src_dev = false; want_dst_dev = true; break;
+    case ACL_MEMCPY_DEVICE_TO_HOST: want_src_dev = true; want_dst_dev = false; break;
+    case ACL_MEMCPY_DEFAULT: want_src_dev = !is_host(*ws); want_dst_dev = !is_host(*wd); break;
+    default: want_src_dev = true; want_dst_dev = true; break;
+    }
+    if (want_src_dev == is_host(*ws))
+        bad = "src";
+    else if (want_dst_dev == is_host(*wd))
+        bad = "dst";
+    if (bad) {
+        const void *p = bad[0] == 's' ? src : dst;
+        char what[256];
+        aclsim__describe(p, what, sizeof what);
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "kind is %s but %s %p is %s (%s memory expected)", kind_name(kind),
+                            bad, p, what, (bad[0] == 's' ? want_src_dev : want_dst_dev)
+                                              ? "device" : "host");
+    }
+    if (kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE && wd->device != ws->device)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "kind is %s but src is on device %d and dst on device %d",
+                            kind_name(kind), ws->device->id, wd->device->id);
+    if (kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE && wd->device == ws->device)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "kind is %s but src and dst are both on device %d",
+                            kind_name(kind), ws->device->id);
+    aclError err = check_range(api, "dst", dst, count, *wd);
+    if (!err)
+        err = check_range(api, "src", src, count, *ws);
+    return err;
+}
+
+/* Copies that may overlap (same allocation) must not use memcpy. */
+static void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if ((const char *)dst < (const char *)src + n && (const char *)src < (const char *)dst + n)
+        memmove(dst, src, n);
+    else
+        memcpy(dst, src, n);
+}
+
+struct copy_job {
+    struct aclsim__job job;
+    char *dst;
+    const char *src;
+    size_t n, chunk;
+};
+
+static void copy_chunk(struct aclsim__job *job, uint32_t i)
+{
+    struct copy_job *c = (struct copy_job *)job;
+    size_t off = (size_t)i * c->chunk;
+    size_t len = c->n - off < c->chunk ? c->n - off : c->chunk;
+    memcpy(c->dst + off, c->src + off, len);
+}
+
+void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n)
+{
+    bool overlap = (const char *)dst < (const char *)src + n && (const char *)src < (const char *)dst + n;
+    if (n < PARALLEL_COPY_MIN || dev->nworkers < 2 || overlap) {
+        copy_bytes(dst, src, n);
+        return;
+    }
+    struct copy_job c = {.dst = dst, .src = src, .n = n, .chunk = COPY_CHUNK};
+    c.job.run = copy_chunk;
+    c.job.count = (uint32_t)((n + COPY_CHUNK - 1) / COPY_CHUNK);
+    aclsim__run_job(dev, &c.job);
+}
+
+/* Queues a copy on s; with ordinary host memory waits for it (CANN semantics). */
+aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src, size_t count,
+                            bool pageable, const char *label, const char *api)
+{
+    struct aclsim__task *t = aclsim__task_alloc(s);
+    if (!t)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a copy");
+    t->kind = ACLSIM_TASK_COPY;
+    t->bytes = count;
+    t->label = label;
+    t->u.copy.dst = dst;
+    t->u.copy.src = src;
+    uint64_t seq = aclsim__submit(s, t);
+    if (pageable)
+        aclsim__stream_wait(s, seq, -1);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                     aclrtMemcpyKind kind)
+{
+    static const char api[] = "aclrtMemcpy";
+    if (count == 0)
+        return ACL_SUCCESS;
+    ACLSIM_REQUIRE_INIT(api);
+    if (!dst || !src)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !dst ? "dst" : "src");
+    if (count > destMax)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "count %zu is larger than destMax %zu", count, destMax);
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context(api, &ctx);
+    struct aclsim__where wd, ws;
+    if (!err)
+        err = check_copy(api, dst, src, count, (int)kind, &wd, &ws);
+    if (!err)
+        copy_bytes(dst, src, count);
+    return err;
+}
+
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                          aclrtMemcpyKind kind, aclrtStream stream)
+{
+    static const char api[] = "aclrtMemcpyAsync";
+    if (count == 0)
+        return ACL_SUCCESS;
+    ACLSIM_REQUIRE_INIT(api);
+    if (!dst || !src)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !dst ? "dst" : "src");
+    if (count > destMax)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "count %zu is larger than destMax %zu", count, destMax);
+    struct aclsim__stream *s;
+    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    struct aclsim__where wd, ws;
+    if (!err)
+        err = check_copy(api, dst, src, count, (int)kind, &wd, &ws);
+    if (err)
+        return err;
+    bool pageable = wd.kind == ACLSIM_HOST || ws.kind == ACLSIM_HOST;
+    return aclsim__copy_async(s, dst, src, count, pageable, NULL, api);
+}
+
+static aclError check_memset(const char *api, void *devPtr, size_t maxCount, size_t count,
+                             struct aclsim__where *w)
+{
+    if (!devPtr)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
+    if (count > maxCount)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "count %zu is larger than maxCount %zu", count, maxCount);
+    *w = aclsim__classify(devPtr);
+    if (w->kind == ACLSIM_HOST)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "devPtr %p is ordinary host memory (device or aclrtMallocHost "
+                            "memory expected)", devPtr);
+    return check_range(api, "devPtr", devPtr, count, *w);
+}
+
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    static const char api[] = "aclrtMemset";
+    if (count == 0)
+        return ACL_SUCCESS;
+    ACLSIM_REQUIRE_INIT(api);
+    struct aclsim__where w;
+    aclError err = check_memset(api, devPtr, maxCount, count, &w);
+    if (!err)
+        memset(devPtr, value, count);
+    return err;
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                          aclrtStream stream)
+{
+    static const char api[] = "aclrtMemsetAsync";
+    if (count == 0)
+        return ACL_SUCCESS;
+    ACLSIM_REQUIRE_INIT(api);
+    struct aclsim__where w;
+    aclError err = check_memset(api, devPtr, maxCount, count, &w);
+    struct aclsim__stream *s;
+    if (!err)
+        err = aclsim__stream_resolve(stream, api, NULL, &s);
+    if (err)
+        return err;
+    struct aclsim__task *t = aclsim__task_alloc(s);
+    if (!t)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a memset");
+    t->kind = ACLSIM_TASK_MEMSET;
+    t->bytes = count;
+    t->u.memset.dst = devPtr;
+    t->u.memset.value = value;
+    aclsim__submit(s, t);
+    return ACL_SUCCESS;
+}

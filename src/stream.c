@@ -1,0 +1,831 @@
+/*
+ * Streams, events and the executor.
+ *
+ * Each device runs a fixed pool of worker threads. A stream is an in-order
+ * queue of tasks; a stream with runnable work sits on its device's ready list,
+ * and a worker takes it, runs a batch of its tasks in order, and puts it back
+ * if more remain. One worker runs one stream at a time, so order within a
+ * stream holds; different streams run concurrently. A stream whose head task
+ * waits on an event that has not completed leaves the ready list (PARKED) and
+ * occupies no worker until the event's record task runs.
+ *
+ * Waiting threads (host or worker) spin briefly and then sleep on a condition
+ * variable: on a 2-core machine a spinning waiter must not keep a worker from
+ * the core it needs.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH 64            /* tasks a worker runs from one stream before yielding it */
+#define HOST_SPIN 4000      /* ~10-40 us of polling before a host thread sleeps */
+#define WORKER_SPIN 2000
+
+struct aclsim__event {
+    void *handle;
+    pthread_mutex_t lock;
+    pthread_cond_t done;            /* broadcast when completed advances */
+    uint64_t recorded;              /* sequence number of the latest record */
+    uint64_t completed;             /* highest record sequence that has run */
+    struct timespec stamp;          /* when record `completed` ran */
+    struct aclsim__stream *waiters; /* PARKED streams; each waits for wait_seq */
+    atomic_uint refs;               /* handle + tasks + waiting host threads */
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* ---- the executor ------------------------------------------------------ */
+
+static void schedule(struct aclsim__stream *s)
+{
+    struct aclsim__device *dev = s->device;
+    pthread_mutex_lock(&dev->exec_lock);
+    s->next_ready = NULL;
+    if (dev->ready_tail)
+        dev->ready_tail->next_ready = s;
+    else
+        dev->ready_head = s;
+    dev->ready_tail = s;
+    atomic_fetch_add_explicit(&dev->work_hint, 1, memory_order_release);
+    if (dev->sleepers)
+        pthread_cond_signal(&dev->exec_wake);
+    pthread_mutex_unlock(&dev->exec_lock);
+}
+
+static void event_unref(struct aclsim__event *ev)
+{
+    if (atomic_fetch_sub(&ev->refs, 1) == 1) {
+        pthread_mutex_destroy(&ev->lock);
+        pthread_cond_destroy(&ev->done);
+        free(ev);
+    }
+}
+
+/* Marks record `seq` of ev as run and wakes what waited for it. */
+static void event_complete(struct aclsim__event *ev, uint64_t seq, bool stamp)
+{
+    struct aclsim__stream *wake = NULL;
+    pthread_mutex_lock(&ev->lock);
+    if (seq > ev->completed) {
+        ev->completed = seq;
+        if (stamp)
+            clock_gettime(CLOCK_MONOTONIC, &ev->stamp);
+    }
+    for (struct aclsim__stream **p = &ev->waiters; *p;) {
+        struct aclsim__stream *s = *p;
+        if (s->wait_seq <= ev->completed) {
+            *p = s->next_waiting;
+            s->next_waiting = wake;
+            wake = s;
+        } else {
+            p = &s->next_waiting;
+        }
+    }
+    pthread_cond_broadcast(&ev->done);
+    pthread_mutex_unlock(&ev->lock);
+    while (wake) {
+        struct aclsim__stream *s = wake;
+        wake = s->next_waiting;
+        pthread_mutex_lock(&s->lock);
+        s->state = ACLSIM_STREAM_QUEUED;
+        pthread_mutex_unlock(&s->lock);
+        schedule(s);
+    }
+}
+
+/* Frees what a task owns; the task itself goes back to the stream's spares. */
+static void task_release(struct aclsim__task *t)
+{
+    if (t->kind == ACLSIM_TASK_KERNEL)
+        free(t->u.kernel.argbuf);
+    else if (t->kind == ACLSIM_TASK_RECORD || t->kind == ACLSIM_TASK_WAIT)
+        event_unref(t->u.event.event);
+}
+
+static void execute(struct aclsim__stream *s, struct aclsim__task *t)
+{
+    switch (t->kind) {
+    case ACLSIM_TASK_COPY:
+        aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
+        break;
+    case ACLSIM_TASK_MEMSET:
+        memset(t->u.memset.dst, t->u.memset.value, t->bytes);
+        break;
+    case ACLSIM_TASK_KERNEL:
+        aclsim__execute_kernel(s->device, t);
+        break;
+    case ACLSIM_TASK_HOST_FUNC:
+        t->u.host.fn(t->u.host.arg);
+        break;
+    case ACLSIM_TASK_RECORD:
+        event_complete(t->u.event.event, t->u.event.seq, true);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Retires the head task of s. Caller holds s->lock. */
+static void retire_head(struct aclsim__stream *s)
+{
+    struct aclsim__task *t = s->head;
+    s->head = t->next;
+    if (!s->head)
+        s->tail = NULL;
+    task_release(t);
+    t->next = s->spare;
+    s->spare = t;
+    atomic_store_explicit(&s->completed, atomic_load_explicit(&s->completed, memory_order_relaxed) + 1,
+                          memory_order_release);
+    if (s->waiters)
+        pthread_cond_broadcast(&s->progress);
+}
+
+static void run_stream(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->state = ACLSIM_STREAM_RUNNING;
+    for (int n = 0; s->head && n < BATCH; n++) {
+        struct aclsim__task *t = s->head;
+        if (t->kind == ACLSIM_TASK_WAIT) {
+            struct aclsim__event *ev = t->u.event.event;
+            pthread_mutex_lock(&ev->lock);
+            if (ev->completed < t->u.event.seq) {
+                s->wait_seq = t->u.event.seq;
+                s->next_waiting = ev->waiters;
+                ev->waiters = s;
+                s->state = ACLSIM_STREAM_PARKED;
+                pthread_mutex_unlock(&ev->lock);
+                pthread_mutex_unlock(&s->lock);
+                return;
+            }
+            pthread_mutex_unlock(&ev->lock);
+        } else {
+            pthread_mutex_unlock(&s->lock);
+            execute(s, t);
+            pthread_mutex_lock(&s->lock);
+        }
+        retire_head(s);
+    }
+    if (s->head) {
+        s->state = ACLSIM_STREAM_QUEUED;
+        pthread_mutex_unlock(&s->lock);
+        schedule(s);
+        return;
+    }
+    s->state = ACLSIM_STREAM_IDLE;
+    if (s->waiters)
+        pthread_cond_broadcast(&s->progress);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A job on dev->jobs that still has unclaimed indices. Caller holds exec_lock. */
+static struct aclsim__job *open_job(struct aclsim__device *dev)
+{
+    for (struct aclsim__job *j = dev->jobs; j; j = j->next_job)
+        if (atomic_load_explicit(&j->next, memory_order_relaxed) < j->count)
+            return j;
+    return NULL;
+}
+
+static void work_on(struct aclsim__job *job)
+{
+    for (;;) {
+        uint32_t i = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (i >= job->count)
+            break;
+        job->run(job, i);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct aclsim__device *dev = arg;
+    pthread_mutex_lock(&dev->exec_lock);
+    for (;;) {
+        struct aclsim__job *job = open_job(dev);
+        if (job) {
+            job->helpers++;
+            pthread_mutex_unlock(&dev->exec_lock);
+            work_on(job);
+            pthread_mutex_lock(&dev->exec_lock);
+            if (--job->helpers == 0 && !job->listed)
+                pthread_cond_signal(&job->idle);
+            continue;
+        }
+        struct aclsim__stream *s = dev->ready_head;
+        if (s) {
+            dev->ready_head = s->next_ready;
+            if (!dev->ready_head)
+                dev->ready_tail = NULL;
+            pthread_mutex_unlock(&dev->exec_lock);
+            run_stream(s);
+            pthread_mutex_lock(&dev->exec_lock);
+            continue;
+        }
+        if (dev->stop)
+            break;
+        /* Poll briefly for new work before paying for a sleep and a wake-up. */
+        unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_acquire);
+        pthread_mutex_unlock(&dev->exec_lock);
+        for (int i = 0; i < WORKER_SPIN &&
+                        atomic_load_explicit(&dev->work_hint, memory_order_acquire) == hint; i++)
+            cpu_relax();
+        pthread_mutex_lock(&dev->exec_lock);
+        if (atomic_load_explicit(&dev->work_hint, memory_order_acquire) != hint || dev->stop)
+            continue;
+        dev->sleepers++;
+        pthread_cond_wait(&dev->exec_wake, &dev->exec_lock);
+        dev->sleepers--;
+    }
+    pthread_mutex_unlock(&dev->exec_lock);
+    return NULL;
+}
+
+aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api)
+{
+    pthread_mutex_init(&dev->exec_lock, NULL);
+    pthread_cond_init(&dev->exec_wake, NULL);
+    dev->ready_head = dev->ready_tail = NULL;
+    dev->jobs = NULL;
+    dev->sleepers = 0;
+    dev->stop = false;
+    dev->workers = calloc(nworkers, sizeof *dev->workers);
+    dev->nworkers = 0;
+    if (!dev->workers)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory starting device %d", dev->id);
+    for (uint32_t i = 0; i < nworkers; i++) {
+        int rc = pthread_create(&dev->workers[i], NULL, worker_main, dev);
+        if (rc) {
+            aclsim__executor_stop(dev);
+            return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                                "cannot start worker thread %u of device %d: %s", i, dev->id,
+                                strerror(rc));
+        }
+        dev->nworkers++;
+    }
+    return ACL_SUCCESS;
+}
+
+void aclsim__executor_stop(struct aclsim__device *dev)
+{
+    if (!dev->workers)
+        return;
+    pthread_mutex_lock(&dev->exec_lock);
+    dev->stop = true;
+    atomic_fetch_add(&dev->work_hint, 1);
+    pthread_cond_broadcast(&dev->exec_wake);
+    pthread_mutex_unlock(&dev->exec_lock);
+    for (uint32_t i = 0; i < dev->nworkers; i++)
+        pthread_join(dev->workers[i], NULL);
+    free(dev->workers);
+    dev->workers = NULL;
+    dev->nworkers = 0;
+    pthread_cond_destroy(&dev->exec_wake);
+    pthread_mutex_destroy(&dev->exec_lock);
+}
+
+void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
+{
+    atomic_store_explicit(&job->next, 0, memory_order_relaxed);
+    job->helpers = 0;
+    pthread_cond_init(&job->idle, NULL);
+    pthread_mutex_lock(&dev->exec_lock);
+    job->listed = true;
+    job->next_job = dev->jobs;
+    dev->jobs = job;
+    atomic_fetch_add_explicit(&dev->work_hint, 1, memory_order_release);
+    if (dev->sleepers)
+        pthread_cond_broadcast(&dev->exec_wake);
+    pthread_mutex_unlock(&dev->exec_lock);
+
+    work_on(job);
+
+    pthread_mutex_lock(&dev->exec_lock);
+    for (struct aclsim__job **p = &dev->jobs; *p; p = &(*p)->next_job)
+        if (*p == job) {
+            *p = job->next_job;
+            break;
+        }
+    job->listed = false;
+    while (job->helpers)
+        pthread_cond_wait(&job->idle, &dev->exec_lock);
+    pthread_mutex_unlock(&dev->exec_lock);
+    pthread_cond_destroy(&job->idle);
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+static void stream_unref(struct aclsim__stream *s)
+{
+    if (atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    while (s->spare) {
+        struct aclsim__task *t = s->spare;
+        s->spare = t->next;
+        free(t);
+    }
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->progress);
+    free(s);
+}
+
+aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
+                               struct aclsim__stream **out, const char *api)
+{
+    struct aclsim__stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
+    s->context = ctx;
+    s->device = ctx->device;
+    atomic_init(&s->refs, 1);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->progress, NULL);
+    if (!is_default) {
+        s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
+        if (!s->handle) {
+            stream_unref(s);
+            return aclsim__fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, api,
+                                "out of memory creating a stream");
+        }
+        pthread_mutex_lock(&ctx->lock);
+        s->next_in_context = ctx->streams;
+        ctx->streams = s;
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
+{
+    if (s->handle) {
+        aclsim__handle_free(s->handle);
+        struct aclsim__context *ctx = s->context;
+        pthread_mutex_lock(&ctx->lock);
+        for (struct aclsim__stream **p = &ctx->streams; *p; p = &(*p)->next_in_context)
+            if (*p == s) {
+                *p = s->next_in_context;
+                break;
+            }
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    pthread_mutex_lock(&s->lock);
+    if (force) {
+        /* Discard every task that has not started; a running head finishes. */
+        struct aclsim__task *keep = s->state == ACLSIM_STREAM_RUNNING ? s->head : NULL;
+        struct aclsim__task *t = keep ? keep->next : s->head;
+        if (s->state == ACLSIM_STREAM_PARKED) {
+            struct aclsim__event *ev = s->head->u.event.event;
+            pthread_mutex_lock(&ev->lock);
+            for (struct aclsim__stream **p = &ev->waiters; *p; p = &(*p)->next_waiting)
+                if (*p == s) {
+                    *p = s->next_waiting;
+                    s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
+                    break;
+                }
+            pthread_mutex_unlock(&ev->lock);
+        }
+        uint64_t discarded = 0;
+        while (t) {
+            struct aclsim__task *next = t->next;
+            if (t->kind == ACLSIM_TASK_RECORD)   /* nobody may wait forever on it */
+                event_complete(t->u.event.event, t->u.event.seq, false);
+            task_release(t);
+            t->next = s->spare;
+            s->spare = t;
+            discarded++;
+            t = next;
+        }
+        if (keep) {
+            keep->next = NULL;
+            s->head = s->tail = keep;
+        } else {
+            s->head = s->tail = NULL;
+        }
+        atomic_fetch_add(&s->completed, discarded);
+        pthread_cond_broadcast(&s->progress);
+    }
+    /* Wait until no worker holds or will take the stream. */
+    s->waiters++;
+    while (s->head || s->state != ACLSIM_STREAM_IDLE)
+        pthread_cond_wait(&s->progress, &s->lock);
+    s->waiters--;
+    pthread_mutex_unlock(&s->lock);
+    stream_unref(s);
+}
+
+aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
+                                struct aclsim__context **ctx_out, struct aclsim__stream **out)
+{
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context(api, &ctx);
+    if (err)
+        return err;
+    struct aclsim__stream *s = ctx->default_stream;
+    if (stream) {
+        s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
+        if (ACLSIM_UNLIKELY(!s))
+            return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                                "stream %p is not a live stream (destroyed, or never created)",
+                                stream);
+        if (ACLSIM_UNLIKELY(s->context != ctx))
+            return aclsim__fail(ACL_ERROR_RT_STREAM_CONTEXT, api,
+                                "stream %p belongs to a context of device %d, not to the "
+                                "current context (device %d)", stream, s->device->id,
+                                ctx->device->id);
+    }
+    if (ctx_out)
+        *ctx_out = ctx;
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+struct aclsim__task *aclsim__task_alloc(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct aclsim__task *t = s->spare;
+    if (t)
+        s->spare = t->next;
+    pthread_mutex_unlock(&s->lock);
+    if (!t)
+        t = malloc(sizeof *t);
+    if (t) {
+        t->next = NULL;
+        t->label = NULL;
+        t->bytes = 0;
+    }
+    return t;
+}
+
+void aclsim__task_discard(struct aclsim__stream *s, struct aclsim__task *t)
+{
+    pthread_mutex_lock(&s->lock);
+    t->next = s->spare;
+    s->spare = t;
+    pthread_mutex_unlock(&s->lock);
+}
+
+uint64_t aclsim__submit(struct aclsim__stream *s, struct aclsim__task *t)
+{
+    t->next = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (s->tail)
+        s->tail->next = t;
+    else
+        s->head = t;
+    s->tail = t;
+    uint64_t seq = ++s->submitted;
+    bool idle = s->state == ACLSIM_STREAM_IDLE;
+    if (idle)
+        s->state = ACLSIM_STREAM_QUEUED;
+    pthread_mutex_unlock(&s->lock);
+    if (idle)
+        schedule(s);
+    return seq;
+}
+
+static void deadline_after(struct timespec *ts, int32_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms)
+{
+    for (int i = 0; i < HOST_SPIN; i++) {
+        if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
+            return true;
+        cpu_relax();
+    }
+    struct timespec deadline;
+    if (timeout_ms >= 0)
+        deadline_after(&deadline, timeout_ms);
+    bool ok = true;
+    pthread_mutex_lock(&s->lock);
+    s->waiters++;
+    while (atomic_load_explicit(&s->completed, memory_order_acquire) < seq) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->progress, &s->lock);
+        } else if (pthread_cond_timedwait(&s->progress, &s->lock, &deadline) == ETIMEDOUT) {
+            ok = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
+            break;
+        }
+    }
+    s->waiters--;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+static uint64_t submitted_of(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t n = s->submitted;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
+{
+    /* Snapshot (stream, submitted) pairs under the locks, wait without them. */
+    size_t n = 0, cap = 16;
+    struct pending { struct aclsim__stream *s; uint64_t seq; } *list = malloc(cap * sizeof *list);
+    if (!list)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    pthread_mutex_lock(&aclsim__rt.lock);
+    for (struct aclsim__context *c = dev->contexts; c; c = c->next_in_device) {
+        pthread_mutex_lock(&c->lock);
+        for (struct aclsim__stream *s = c->default_stream; s;
+             s = s == c->default_stream ? c->streams : s->next_in_context) {
+            if (n == cap) {
+                struct pending *bigger = realloc(list, 2 * cap * sizeof *list);
+                if (!bigger)
+                    break;   /* best effort: wait for what fits */
+                list = bigger;
+                cap *= 2;
+            }
+            atomic_fetch_add(&s->refs, 1);
+            list[n++] = (struct pending){s, submitted_of(s)};
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    for (size_t i = 0; i < n; i++) {
+        aclsim__stream_wait(list[i].s, list[i].seq, -1);
+        stream_unref(list[i].s);
+    }
+    free(list);
+    return ACL_SUCCESS;
+}
+
+/* ---- stream API ---------------------------------------------------------- */
+
+static aclError create_stream(aclrtStream *stream, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context(api, &ctx);
+    struct aclsim__stream *s;
+    if (!err && !(err = aclsim__stream_create(ctx, false, &s, api)))
+        *stream = s->handle;
+    return err;
+}
+
+aclError aclrtCreateStream(aclrtStream *stream)
+{
+    return create_stream(stream, "aclrtCreateStream");
+}
+
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{
+    (void)priority;   /* one priority class: the simulator schedules streams round-robin */
+    (void)flag;       /* fast launch/sync etc. change nothing on a CPU */
+    return create_stream(stream, "aclrtCreateStreamWithConfig");
+}
+
+static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "stream is NULL (the default stream cannot be destroyed)");
+    struct aclsim__stream *s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
+    if (!s)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "stream %p is not a live stream (destroyed, or never created)", stream);
+    aclsim__stream_destroy(s, force);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyStream(aclrtStream stream)
+{
+    return destroy_stream(stream, false, "aclrtDestroyStream");
+}
+
+aclError aclrtDestroyStreamForce(aclrtStream stream)
+{
+    return destroy_stream(stream, true, "aclrtDestroyStreamForce");
+}
+
+static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    struct aclsim__stream *s;
+    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    if (err)
+        return err;
+    if (!aclsim__stream_wait(s, submitted_of(s), timeout))
+        return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
+                            "stream %p still has work after %d ms", stream, timeout);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream)
+{
+    return sync_stream(stream, -1, "aclrtSynchronizeStream");
+}
+
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
+{
+    if (timeout < -1 || timeout == 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout",
+                            "timeout %d is invalid: -1 (wait forever) or a positive number of "
+                            "milliseconds", timeout);
+    return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
+}
+
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
+{
+    static const char api[] = "aclrtLaunchHostFunc";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!fn)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "fn is NULL");
+    struct aclsim__stream *s;
+    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    if (err)
+        return err;
+    struct aclsim__task *t = aclsim__task_alloc(s);
+    if (!t)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a host function");
+    t->kind = ACLSIM_TASK_HOST_FUNC;
+    t->u.host.fn = fn;
+    t->u.host.arg = args;
+    aclsim__submit(s, t);
+    return ACL_SUCCESS;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static struct aclsim__event *event_of(aclrtEvent event, const char *what, const char *api,
+                                      aclError *err)
+{
+    struct aclsim__event *ev = event ? aclsim__handle_get(event, ACLSIM_H_EVENT) : NULL;
+    if (!event)
+        *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", what);
+    else if (!ev)
+        *err = aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "%s %p is not a live event (destroyed, or never created)", what, event);
+    return ev;
+}
+
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    static const char api[] = "aclrtCreateEvent";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!event)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
+    struct aclsim__context *ctx;
+    aclError err = aclsim__current_context(api, &ctx);
+    if (err)
+        return err;
+    struct aclsim__event *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating an event");
+    pthread_mutex_init(&ev->lock, NULL);
+    pthread_cond_init(&ev->done, NULL);
+    atomic_init(&ev->refs, 1);
+    ev->handle = aclsim__handle_new(ACLSIM_H_EVENT, ev);
+    if (!ev->handle) {
+        event_unref(ev);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating an event");
+    }
+    *event = ev->handle;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event)
+{
+    static const char api[] = "aclrtDestroyEvent";
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    if (!ev)
+        return err;
+    /* Queued records and waits keep their reference; they still run. */
+    aclsim__handle_free(event);
+    event_unref(ev);
+    return ACL_SUCCESS;
+}
+
+static aclError queue_event_task(aclrtEvent event, aclrtStream stream, int kind, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    if (!ev)
+        return err;
+    struct aclsim__stream *s;
+    if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
+        return err;
+    struct aclsim__task *t = aclsim__task_alloc(s);
+    if (!t)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing an event task");
+    t->kind = (uint8_t)kind;
+    t->u.event.event = ev;
+    atomic_fetch_add(&ev->refs, 1);
+    pthread_mutex_lock(&ev->lock);
+    /* A record gets a new sequence number; a wait waits for the latest record
+     * made before it (none: it passes at once). */
+    t->u.event.seq = kind == ACLSIM_TASK_RECORD ? ++ev->recorded : ev->recorded;
+    pthread_mutex_unlock(&ev->lock);
+    aclsim__submit(s, t);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+{
+    return queue_event_task(event, stream, ACLSIM_TASK_RECORD, "aclrtRecordEvent");
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+    return queue_event_task(event, stream, ACLSIM_TASK_WAIT, "aclrtStreamWaitEvent");
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+    static const char api[] = "aclrtSynchronizeEvent";
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    if (!ev)
+        return err;
+    atomic_fetch_add(&ev->refs, 1);
+    pthread_mutex_lock(&ev->lock);
+    uint64_t target = ev->recorded;
+    while (ev->completed < target)
+        pthread_cond_wait(&ev->done, &ev->lock);
+    pthread_mutex_unlock(&ev->lock);
+    event_unref(ev);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
+{
+    static const char api[] = "aclrtQueryEventStatus";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!status)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "status is NULL");
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    if (!ev)
+        return err;
+    pthread_mutex_lock(&ev->lock);
+    bool done = ev->recorded > 0 && ev->completed >= ev->recorded;
+    pthread_mutex_unlock(&ev->lock);
+    *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return ACL_SUCCESS;
+}
+
+/* The timestamp of ev's latest record, if that record has run. */
+static bool event_stamp(struct aclsim__event *ev, struct timespec *ts)
+{
+    pthread_mutex_lock(&ev->lock);
+    bool ok = ev->recorded > 0 && ev->completed >= ev->recorded &&
+              (ev->stamp.tv_sec || ev->stamp.tv_nsec);
+    *ts = ev->stamp;
+    pthread_mutex_unlock(&ev->lock);
+    return ok;
+}
+
+aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
+{
+    static const char api[] = "aclrtEventElapsedTime";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!ms)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "ms is NULL");
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *a = event_of(startEvent, "startEvent", api, &err);
+    if (!a)
+        return err;
+    struct aclsim__event *b = event_of(endEvent, "endEvent", api, &err);
+    if (!b)
+        return err;
+    struct timespec ta, tb;
+    if (!event_stamp(a, &ta))
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "startEvent %p has not completed a record (record it on a stream "
+                            "and synchronize first)", startEvent);
+    if (!event_stamp(b, &tb))
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "endEvent %p has not completed a record (record it on a stream "
+                            "and synchronize first)", endEvent);
+    *ms = (float)((double)(tb.tv_sec - ta.tv_sec) * 1e3 + (double)(tb.tv_nsec - ta.tv_nsec) / 1e6);
+    return ACL_SUCCESS;
+}
