@@ -39,8 +39,8 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "options->options is NULL but options->numOpt is %zu",
                             options->numOpt);
-    struct binary *b = calloc(1, sizeof *b);
-    char *path = strdup(binPath);
+    struct binary *b = aclsim__calloc(1, sizeof *b);
+    char *path = aclsim__strdup(binPath);
     if (!b || !path) {
         free(b);
         free(path);
@@ -48,8 +48,14 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
     }
     /* A path without '/' would search the library path; a binary is a file. */
     char *local = NULL;
-    if (!strchr(binPath, '/') && (local = malloc(strlen(binPath) + 3)))
+    if (!strchr(binPath, '/')) {
+        if (!(local = aclsim__malloc(strlen(binPath) + 3))) {
+            free(b);
+            free(path);
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
+        }
         strcat(strcpy(local, "./"), binPath);
+    }
     b->dl = dlopen(local ? local : binPath, RTLD_NOW | RTLD_LOCAL);
     free(local);
     if (!b->dl) {

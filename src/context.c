@@ -34,7 +34,7 @@ aclError aclsim__current_context(const char *api, struct aclsim__context **out)
 aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
                                 struct aclsim__context **out, const char *api)
 {
-    struct aclsim__context *ctx = calloc(1, sizeof *ctx);
+    struct aclsim__context *ctx = aclsim__calloc(1, sizeof *ctx);
     if (!ctx)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a context");
     ctx->device = dev;

@@ -48,7 +48,7 @@ void *aclsim__handle_new(int kind, void *object)
             return NULL;
         }
         if (!atomic_load_explicit(&chunks[c], memory_order_relaxed)) {
-            struct slot *chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
+            struct slot *chunk = aclsim__calloc(CHUNK_SLOTS, sizeof *chunk);
             if (!chunk) {
                 pthread_mutex_unlock(&lock);
                 return NULL;

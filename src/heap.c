@@ -29,7 +29,7 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     if (base == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot reserve %zu bytes of address space", h->capacity);
-    h->free = malloc(sizeof *h->free * 8);
+    h->free = aclsim__malloc(sizeof *h->free * 8);
     if (!h->free) {
         munmap(base, h->capacity);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
@@ -62,7 +62,7 @@ static bool grow(void **array, size_t *cap, size_t need, size_t elem)
     size_t n = *cap ? *cap * 2 : 16;
     while (n < need)
         n *= 2;
-    void *p = realloc(*array, n * elem);
+    void *p = aclsim__realloc(*array, n * elem);
     if (!p)
         return false;
     *array = p;

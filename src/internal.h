@@ -54,6 +54,19 @@ aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
 void aclsim__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void aclsim__log_configure(void); /* reads the ASCEND_* log variables */
 
+/* ---- alloc.c: every internal allocation goes through these ------------- */
+
+/* malloc and friends, with a test-only failure injector: after
+ * aclsim__fail_allocation_after(n), allocation number n from then on (0 =
+ * the next) fails, and later ones succeed again. Tests walk n over every
+ * allocation point of a scenario to prove each failure is handled. */
+void *aclsim__malloc(size_t size);
+void *aclsim__calloc(size_t count, size_t size);
+void *aclsim__realloc(void *p, size_t size);
+char *aclsim__strdup(const char *s);
+void aclsim__fail_allocation_after(long n);   /* n < 0: never fail */
+long aclsim__allocations_failed(void);       /* how many failed so far */
+
 /* ---- runtime.c: init state and configuration -------------------------- */
 
 struct aclsim__config {

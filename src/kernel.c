@@ -113,8 +113,8 @@ void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
         aclsim__run_job(dev, &b.job);
 }
 
-/* Common part of both launches: validation, then the task. values(i) gives
- * where argument i's bytes are. */
+/* Common part of both launches: validation, then the task. The arguments
+ * come either packed (argsData of aclrtLaunchKernel) or as args[i] pointers. */
 static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const char *api,
                        const void *packed, size_t packed_size, void **args)
 {
@@ -159,7 +159,7 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
     if ((err = aclsim__symbols_instantiate_all(ctx->device, api)))
         return err;
     struct aclsim__task *t = aclsim__task_alloc(s);
-    char *buf = need ? malloc(need) : NULL;
+    char *buf = need ? aclsim__malloc(need) : NULL;
     if (!t || (need && !buf)) {
         free(buf);
         if (t)

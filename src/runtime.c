@@ -126,13 +126,13 @@ static aclError read_file(const char *path, char **out)
         return aclsim__fail(ACL_ERROR_INVALID_FILE, "aclInit",
                             "cannot open config file \"%s\": %s", path, strerror(errno));
     size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
+    char *buf = aclsim__malloc(cap);
     while (buf) {
         size_t n = fread(buf + len, 1, cap - len - 1, f);
         len += n;
         if (len + 1 < cap)
             break;
-        char *bigger = realloc(buf, cap * 2);
+        char *bigger = aclsim__realloc(buf, cap * 2);
         if (!bigger) {
             free(buf);
             buf = NULL;

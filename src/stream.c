@@ -259,7 +259,7 @@ aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, c
     dev->jobs = NULL;
     dev->sleepers = 0;
     dev->stop = false;
-    dev->workers = calloc(nworkers, sizeof *dev->workers);
+    dev->workers = aclsim__calloc(nworkers, sizeof *dev->workers);
     dev->nworkers = 0;
     if (!dev->workers)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory starting device %d", dev->id);
@@ -342,7 +342,7 @@ static void stream_unref(struct aclsim__stream *s)
 aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
                                struct aclsim__stream **out, const char *api)
 {
-    struct aclsim__stream *s = calloc(1, sizeof *s);
+    struct aclsim__stream *s = aclsim__calloc(1, sizeof *s);
     if (!s)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
     s->context = ctx;
@@ -458,7 +458,7 @@ struct aclsim__task *aclsim__task_alloc(struct aclsim__stream *s)
         s->spare = t->next;
     pthread_mutex_unlock(&s->lock);
     if (!t)
-        t = malloc(sizeof *t);
+        t = aclsim__malloc(sizeof *t);
     if (t) {
         t->next = NULL;
         t->label = NULL;
@@ -543,7 +543,7 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
 {
     /* Snapshot (stream, submitted) pairs under the locks, wait without them. */
     size_t n = 0, cap = 16;
-    struct pending { struct aclsim__stream *s; uint64_t seq; } *list = malloc(cap * sizeof *list);
+    struct pending { struct aclsim__stream *s; uint64_t seq; } *list = aclsim__malloc(cap * sizeof *list);
     if (!list)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
     pthread_mutex_lock(&aclsim__rt.lock);
@@ -552,9 +552,15 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
         for (struct aclsim__stream *s = c->default_stream; s;
              s = s == c->default_stream ? c->streams : s->next_in_context) {
             if (n == cap) {
-                struct pending *bigger = realloc(list, 2 * cap * sizeof *list);
-                if (!bigger)
-                    break;   /* best effort: wait for what fits */
+                struct pending *bigger = aclsim__realloc(list, 2 * cap * sizeof *list);
+                if (!bigger) {
+                    pthread_mutex_unlock(&c->lock);
+                    pthread_mutex_unlock(&aclsim__rt.lock);
+                    for (size_t i = 0; i < n; i++)
+                        stream_unref(list[i].s);
+                    free(list);
+                    return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+                }
                 list = bigger;
                 cap *= 2;
             }
@@ -694,7 +700,7 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
-    struct aclsim__event *ev = calloc(1, sizeof *ev);
+    struct aclsim__event *ev = aclsim__calloc(1, sizeof *ev);
     if (!ev)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating an event");
     pthread_mutex_init(&ev->lock, NULL);

@@ -27,7 +27,7 @@ static size_t slot_of(const struct aclsim__addr_table *t, uintptr_t k)
 static struct aclsim__addr_table *table_new(size_t capacity)
 {
     struct aclsim__addr_table *t =
-        calloc(1, sizeof *t + capacity * sizeof(struct aclsim__addr_slot));
+        aclsim__calloc(1, sizeof *t + capacity * sizeof(struct aclsim__addr_slot));
     if (t)
         t->mask = capacity - 1;
     return t;
@@ -59,7 +59,7 @@ static bool map_reserve(struct aclsim__addr_map *m)
     while ((m->count + 1) * 4 > want)
         want *= 2;
     struct aclsim__addr_table *bigger = table_new(want);
-    struct aclsim__retired *r = t ? malloc(sizeof *r) : NULL;
+    struct aclsim__retired *r = t ? aclsim__malloc(sizeof *r) : NULL;
     if (!bigger || (t && !r)) {
         free(bigger);
         free(r);
@@ -134,7 +134,7 @@ void aclsimRegisterVar(aclsimVar *var)
     pthread_mutex_lock(&aclsim__registry_lock);
     if (nvars == cap_vars) {
         size_t cap = cap_vars ? cap_vars * 2 : 256;
-        aclsimVar **bigger = realloc(all_vars, cap * sizeof *bigger);
+        aclsimVar **bigger = aclsim__realloc(all_vars, cap * sizeof *bigger);
         if (!bigger)
             goto fail;
         all_vars = bigger;
