@@ -56,8 +56,18 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
         }
         strcat(strcpy(local, "./"), binPath);
     }
+    unsigned long failures = atomic_load(&aclsim__registration_failures);
     b->dl = dlopen(local ? local : binPath, RTLD_NOW | RTLD_LOCAL);
     free(local);
+    if (b->dl && atomic_load(&aclsim__registration_failures) != failures) {
+        /* Some of its variables or kernels could not be registered. */
+        dlclose(b->dl);
+        free(b);
+        free(path);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api,
+                            "out of memory registering the kernels and variables of \"%s\"",
+                            binPath);
+    }
     if (!b->dl) {
         const char *why = dlerror();
         free(b);

@@ -22,8 +22,12 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api)
 {
-    memset(h, 0, sizeof *h);
-    h->capacity = round_up(capacity, 4096);
+    /* base and capacity may be read concurrently by aclsim__heap_contains:
+     * they are only written atomically, capacity before base is published. */
+    h->used = h->committed = 0;
+    h->allocs = NULL;
+    h->nallocs = h->cap_allocs = 0;
+    __atomic_store_n(&h->capacity, round_up(capacity, 4096), __ATOMIC_RELAXED);
     void *base = mmap(NULL, h->capacity, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
@@ -52,7 +56,10 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
     free(h->allocs);
     free(h->free);
     pthread_rwlock_destroy(&h->lock);
-    memset(h, 0, sizeof *h);
+    h->allocs = NULL;
+    h->free = NULL;
+    h->nallocs = h->cap_allocs = h->nfree = h->cap_free = 0;
+    h->used = h->committed = 0;
 }
 
 static bool grow(void **array, size_t *cap, size_t need, size_t elem)

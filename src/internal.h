@@ -154,7 +154,8 @@ bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__all
 static inline bool aclsim__heap_contains(const struct aclsim__heap *h, const void *p)
 {
     const char *base = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE);
-    return base && (const char *)p >= base && (size_t)((const char *)p - base) < h->capacity;
+    return base && (const char *)p >= base &&
+           (size_t)((const char *)p - base) < __atomic_load_n(&h->capacity, __ATOMIC_RELAXED);
 }
 
 /* ---- device.c ------------------------------------------------------------ */
@@ -372,6 +373,9 @@ aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char 
 void aclsim__symbols_forget_device(struct aclsim__device *dev);
 
 aclsimVar *aclsim__var_of(const void *symbol);
+/* Registrations (variables and kernels) dropped for lack of memory so far:
+ * a binary whose load raised it is incomplete and is refused. */
+extern atomic_ulong aclsim__registration_failures;
 
 /* ---- kernel.c ------------------------------------------------------------- */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);

@@ -29,6 +29,7 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
         if (kernel->handle)
             aclsim__handle_free(kernel->handle);
         kernel->handle = NULL;
+        atomic_fetch_add(&aclsim__registration_failures, 1);
         aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering kernel %s (%s:%d)",
                     kernel->name, kernel->file, kernel->line);
     }

@@ -121,6 +121,7 @@ void aclsim__map_remove(struct aclsim__addr_map *m, const void *key)
 /* ---- the registry ------------------------------------------------------------ */
 
 pthread_mutex_t aclsim__registry_lock = PTHREAD_MUTEX_INITIALIZER;
+atomic_ulong aclsim__registration_failures;
 static struct aclsim__addr_map vars = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* Every registered variable, for instantiating all of them on a device. */
 static aclsimVar **all_vars;
@@ -148,6 +149,7 @@ void aclsimRegisterVar(aclsimVar *var)
     return;
 fail:
     pthread_mutex_unlock(&aclsim__registry_lock);
+    atomic_fetch_add(&aclsim__registration_failures, 1);
     aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
                 var->name, var->file, var->line);
 }

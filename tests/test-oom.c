@@ -1,0 +1,275 @@
+/*
+ * Out-of-memory injection: for each scenario, make internal allocation n fail
+ * for n = 0, 1, 2, ... until the step no longer allocates past n. Every failed
+ * step must return ACL_ERROR_BAD_ALLOC or ACL_ERROR_RT_MEMORY_ALLOCATION with a
+ * message, and leave the runtime usable: the same step succeeds right after.
+ * Leaks are caught by LeakSanitizer in the ASan build.
+ *
+ * White-box: links the static library to reach aclsim__fail_allocation_after.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acl/acl.h"
+#include "aclsim/aclsim.h"
+#include "internal.h"
+
+ACLSIM_DEVICE_VAR(int, oom_counter, ) = 3;
+ACLSIM_DEVICE_VAR(float, oom_table, [32]);
+
+void oom_kernel(int *out)
+{
+    ACLSIM_DEV(oom_counter) += 1;
+    out[aclsimGetBlockIdx()] = ACLSIM_DEV(oom_counter);
+}
+ACLSIM_KERNEL_REGISTER(oom_kernel, int *);
+
+/* Totals over all scenarios, printed at the end (docs/reliability.md). */
+static long points_covered;
+
+struct scenario {
+    const char *name;
+    void (*setup)(void);      /* state the step needs (no injection) */
+    aclError (*step)(void);   /* the call under test */
+    void (*teardown)(void);   /* undo setup and step */
+};
+
+static bool is_oom(aclError e)
+{
+    return e == ACL_ERROR_BAD_ALLOC || e == ACL_ERROR_RT_MEMORY_ALLOCATION;
+}
+
+static void walk(const struct scenario *s)
+{
+    for (long n = 0;; n++) {
+        assert_true(n < 10000);
+        s->setup();
+        long before = aclsim__allocations_failed();
+        aclsim__fail_allocation_after(n);
+        aclError err = s->step();
+        aclsim__fail_allocation_after(-1);
+        bool injected = aclsim__allocations_failed() != before;
+        if (!injected) {
+            /* The step needed at most n allocations: all points are covered. */
+            if (err != ACL_SUCCESS)
+                fail_msg("%s: failed with %d without an injected failure: %s", s->name, err,
+                         aclGetRecentErrMsg());
+            s->teardown();
+            printf("[ oom      ] %-22s %ld allocation point(s)\n", s->name, n);
+            points_covered += n;
+            return;
+        }
+        if (err != ACL_SUCCESS) {
+            if (!is_oom(err))
+                fail_msg("%s: allocation %ld failed, call returned %d (%s)", s->name, n, err,
+                         aclGetRecentErrMsg());
+            assert_non_null(aclGetRecentErrMsg());
+            /* The runtime is still usable: the same step now succeeds. */
+            aclError again = s->step();
+            if (again != ACL_SUCCESS)
+                fail_msg("%s: after failure at allocation %ld, retry returned %d (%s)", s->name,
+                         n, again, aclGetRecentErrMsg());
+        }
+        /* else: the failed allocation was optional (e.g. a spare cache) and
+         * the call still succeeded, which is fine. */
+        s->teardown();
+    }
+}
+
+static void nothing(void) {}
+
+/* --- aclInit ---------------------------------------------------------------- */
+static char config_path[256];
+static aclError init_step(void) { return aclInit(config_path); }
+static void init_teardown(void) { aclFinalize(); }
+
+/* --- aclrtSetDevice --------------------------------------------------------- */
+static void with_init(void) { assert_int_equal(aclInit(NULL), ACL_SUCCESS); }
+static aclError set_device_step(void) { return aclrtSetDevice(0); }
+static void finalize(void)
+{
+    aclrtResetDeviceForce(0);
+    aclrtResetDeviceForce(1);
+    assert_int_equal(aclFinalize(), ACL_SUCCESS);
+}
+
+/* --- first symbol use ----------------------------------------------------------- */
+static void with_device(void)
+{
+    with_init();
+    assert_int_equal(aclrtSetDevice(0), ACL_SUCCESS);
+}
+static aclError symbol_step(void)
+{
+    int v = 42;
+    aclError e = aclrtMemcpyToSymbol(&oom_counter, &v, sizeof v, 0, ACL_MEMCPY_HOST_TO_DEVICE);
+    if (e)
+        return e;
+    int back = 0;
+    e = aclrtMemcpyFromSymbol(&back, sizeof back, &oom_counter, sizeof back, 0,
+                              ACL_MEMCPY_DEVICE_TO_HOST);
+    assert_true(e != ACL_SUCCESS || back == 42);
+    return e;
+}
+
+/* --- stream create ---------------------------------------------------------------- */
+static aclrtStream stream;
+static aclError stream_step(void)
+{
+    if (stream)
+        return ACL_SUCCESS;
+    return aclrtCreateStream(&stream);
+}
+static void stream_teardown(void)
+{
+    if (stream)
+        assert_int_equal(aclrtDestroyStream(stream), ACL_SUCCESS);
+    stream = NULL;
+    finalize();
+}
+
+/* --- async copy ------------------------------------------------------------------- */
+static void *pinned;
+static void with_stream(void)
+{
+    with_device();
+    assert_int_equal(aclrtCreateStream(&stream), ACL_SUCCESS);
+    assert_int_equal(aclrtMallocHost(&pinned, 4096), ACL_SUCCESS);
+    memset(pinned, 7, 4096);
+}
+static aclError async_copy_step(void)
+{
+    aclError e = aclrtMemcpyToSymbolAsync(oom_table, pinned, sizeof oom_table, 0,
+                                          ACL_MEMCPY_HOST_TO_DEVICE, stream);
+    if (e)
+        return e;
+    return aclrtSynchronizeStream(stream);
+}
+static void with_stream_teardown(void)
+{
+    assert_int_equal(aclrtFreeHost(pinned), ACL_SUCCESS);
+    stream_teardown();
+}
+
+/* --- kernel launch ------------------------------------------------------------------ */
+static void *dev_out;
+static void with_stream_and_buffer(void)
+{
+    with_stream();
+    assert_int_equal(aclrtMalloc(&dev_out, 64 * sizeof(int), ACL_MEM_MALLOC_HUGE_FIRST),
+                     ACL_SUCCESS);
+}
+static aclError launch_step(void)
+{
+    aclrtFuncHandle f;
+    aclError e = aclrtGetFuncBySymbol((const void *)&oom_kernel, &f);
+    if (e)
+        return e;
+    void *args[] = {&dev_out};
+    e = aclrtLaunchKernelWithArgsArray(f, 4, stream, NULL, args);
+    if (e)
+        return e;
+    return aclrtSynchronizeStream(stream);
+}
+static void launch_teardown(void)
+{
+    assert_int_equal(aclrtFree(dev_out), ACL_SUCCESS);
+    with_stream_teardown();
+}
+
+/* --- events, contexts, memory ---------------------------------------------------------- */
+static aclError event_step(void)
+{
+    aclrtEvent ev;
+    aclError e = aclrtCreateEvent(&ev);
+    if (e)
+        return e;
+    e = aclrtRecordEvent(ev, stream);
+    if (!e)
+        e = aclrtStreamWaitEvent(stream, ev);
+    if (!e)
+        e = aclrtSynchronizeStream(stream);
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    return e;
+}
+static aclError context_step(void)
+{
+    aclrtContext ctx;
+    aclError e = aclrtCreateContext(&ctx, 1);
+    if (e)
+        return e;
+    return aclrtDestroyContext(ctx);
+}
+static aclError malloc_step(void)
+{
+    void *p, *h;
+    aclError e = aclrtMalloc(&p, 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (e)
+        return e;
+    e = aclrtMallocHost(&h, 1 << 16);
+    assert_int_equal(aclrtFree(p), ACL_SUCCESS);
+    if (!e)
+        assert_int_equal(aclrtFreeHost(h), ACL_SUCCESS);
+    return e;
+}
+
+/* --- binary load ------------------------------------------------------------------------- */
+#ifdef ACLSIM_TEST_KERNELS_PATH
+static aclError binary_step(void)
+{
+    aclrtBinHandle bin;
+    aclError e = aclrtBinaryLoadFromFile(ACLSIM_TEST_KERNELS_PATH, NULL, &bin);
+    if (e)
+        return e;
+    return aclrtBinaryUnLoad(bin);
+}
+#endif
+
+static void test_oom_scenarios(void **state)
+{
+    (void)state;
+    snprintf(config_path, sizeof config_path, "%s/oom-config.json",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    FILE *f = fopen(config_path, "w");
+    assert_non_null(f);
+    fputs("{\"aclsim\": {\"device_count\": 2, \"device_memory\": \"64M\"}}", f);
+    fclose(f);
+    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
+    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
+
+    const struct scenario scenarios[] = {
+        {"aclInit", nothing, init_step, init_teardown},
+        {"aclrtSetDevice", with_init, set_device_step, finalize},
+        {"first symbol use", with_device, symbol_step, finalize},
+        {"aclrtCreateStream", with_device, stream_step, stream_teardown},
+        {"async symbol copy", with_stream, async_copy_step, with_stream_teardown},
+        {"kernel launch", with_stream_and_buffer, launch_step, launch_teardown},
+        {"events", with_stream, event_step, with_stream_teardown},
+        {"aclrtCreateContext", with_device, context_step, finalize},
+        {"aclrtMalloc/MallocHost", with_device, malloc_step, finalize},
+#ifdef ACLSIM_TEST_KERNELS_PATH
+        {"binary load", with_device, binary_step, finalize},
+#endif
+    };
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
+        walk(&scenarios[i]);
+    printf("[ oom      ] %ld allocation points covered in total\n", points_covered);
+    unlink(config_path);
+    unsetenv("ACLSIM_DEVICE_COUNT");
+    unsetenv("ACLSIM_DEVICE_MEMORY");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_oom_scenarios)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
