@@ -136,7 +136,7 @@ aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void *
     if (!name || !dptr || !size)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !name ? "name" : !dptr ? "dptr" : "size");
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     if ((err = aclsim__current_context(api, &ctx)))
         return err;
     if (!aclsim__rt.config.symbols_supported)

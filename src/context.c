@@ -151,7 +151,7 @@ aclError aclrtGetCurrentContext(aclrtContext *context)
     ACLSIM_REQUIRE_INIT(api);
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     if (!err)
         *context = ctx->handle;

@@ -129,7 +129,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
     ACLSIM_REQUIRE_INIT("aclrtGetDevice");
     if (!deviceId)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is NULL");
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context("aclrtGetDevice", &ctx);
     if (!err)
         *deviceId = ctx->device->id;
@@ -148,7 +148,7 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 aclError aclrtSynchronizeDevice(void)
 {
     ACLSIM_REQUIRE_INIT("aclrtSynchronizeDevice");
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;

@@ -269,7 +269,7 @@ struct aclsim__stream {
     pthread_mutex_t lock;
     pthread_cond_t progress;        /* broadcast when completed grows or state idles */
     struct aclsim__task *head, *tail, *spare;
-    uint64_t submitted;
+    atomic_uint_fast64_t submitted;  /* written under lock; read anywhere */
     atomic_uint_fast64_t completed;
     uint32_t waiters;               /* threads blocked on progress */
     uint8_t state;
@@ -292,11 +292,10 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
                                 struct aclsim__context **ctx_out,
                                 struct aclsim__stream **out);
-/* A task to fill in and submit (NULL when out of memory). */
-struct aclsim__task *aclsim__task_alloc(struct aclsim__stream *s);
-void aclsim__task_discard(struct aclsim__stream *s, struct aclsim__task *t);
-/* Queues t; returns its sequence number (1-based). */
-uint64_t aclsim__submit(struct aclsim__stream *s, struct aclsim__task *t);
+/* Queues a copy of task (filled in by the caller; the stream takes over what
+ * it owns, such as a kernel's argument buffer). Returns its sequence number
+ * (1-based), or 0 when out of memory (the caller still owns what it gave). */
+uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *task);
 /* Blocks until the stream completed seq tasks; timeout_ms < 0 waits forever.
  * false on timeout. */
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);

@@ -152,33 +152,30 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
                 return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                                     "args[%u] is NULL (kernel %s takes %u arguments)", i,
                                     k->name, k->num_params);
-    struct aclsim__context *ctx;
-    struct aclsim__stream *s;
+    struct aclsim__context *ctx = NULL;
+    struct aclsim__stream *s = NULL;
     aclError err = aclsim__stream_resolve(stream, api, &ctx, &s);
     if (err)
         return err;
     if ((err = aclsim__symbols_instantiate_all(ctx->device, api)))
         return err;
-    struct aclsim__task *t = aclsim__task_alloc(s);
+    struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
+                             .u.kernel = {.kernel = k, .blocks = numBlocks}};
     char *buf = need ? aclsim__malloc(need) : NULL;
-    if (!t || (need && !buf)) {
-        free(buf);
-        if (t)
-            aclsim__task_discard(s, t);
+    if (need && !buf)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
                             k->name);
-    }
     for (uint32_t i = 0; i < k->num_params; i++) {
         memcpy(buf + offsets[i], packed ? (const char *)packed + offsets[i] : args[i],
                k->param_size[i]);
-        t->u.kernel.args[i] = buf + offsets[i];
+        t.u.kernel.args[i] = buf + offsets[i];
     }
-    t->kind = ACLSIM_TASK_KERNEL;
-    t->label = k->name;
-    t->u.kernel.kernel = k;
-    t->u.kernel.blocks = numBlocks;
-    t->u.kernel.argbuf = buf;
-    aclsim__submit(s, t);
+    t.u.kernel.argbuf = buf;
+    if (!aclsim__submit(s, &t)) {
+        free(buf);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
+                            k->name);
+    }
     return ACL_SUCCESS;
 }
 

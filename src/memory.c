@@ -77,7 +77,7 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
         (p & ~(0xffu | ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH)))
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "policy 0x%x is not an aclrtMemMallocPolicy value", p);
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
@@ -163,7 +163,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
     if ((unsigned)attr > ACL_HBM_MEM_P2P_HUGE1G)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "attr %d is not an aclrtMemAttr value",
                             (int)attr);
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
@@ -314,15 +314,11 @@ void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src
 aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src, size_t count,
                             bool pageable, const char *label, const char *api)
 {
-    struct aclsim__task *t = aclsim__task_alloc(s);
-    if (!t)
+    struct aclsim__task t = {.kind = ACLSIM_TASK_COPY, .bytes = count, .label = label,
+                             .u.copy = {dst, src}};
+    uint64_t seq = aclsim__submit(s, &t);
+    if (!seq)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a copy");
-    t->kind = ACLSIM_TASK_COPY;
-    t->bytes = count;
-    t->label = label;
-    t->u.copy.dst = dst;
-    t->u.copy.src = src;
-    uint64_t seq = aclsim__submit(s, t);
     if (pageable)
         aclsim__stream_wait(s, seq, -1);
     return ACL_SUCCESS;
@@ -340,7 +336,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
     if (count > destMax)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "count %zu is larger than destMax %zu", count, destMax);
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__where wd, ws;
     if (!err)
@@ -362,7 +358,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     if (count > destMax)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "count %zu is larger than destMax %zu", count, destMax);
-    struct aclsim__stream *s;
+    struct aclsim__stream *s = NULL;
     aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
     struct aclsim__where wd, ws;
     if (!err)
@@ -411,18 +407,14 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
     ACLSIM_REQUIRE_INIT(api);
     struct aclsim__where w;
     aclError err = check_memset(api, devPtr, maxCount, count, &w);
-    struct aclsim__stream *s;
+    struct aclsim__stream *s = NULL;
     if (!err)
         err = aclsim__stream_resolve(stream, api, NULL, &s);
     if (err)
         return err;
-    struct aclsim__task *t = aclsim__task_alloc(s);
-    if (!t)
+    struct aclsim__task t = {.kind = ACLSIM_TASK_MEMSET, .bytes = count,
+                             .u.memset = {devPtr, value}};
+    if (!aclsim__submit(s, &t))
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a memset");
-    t->kind = ACLSIM_TASK_MEMSET;
-    t->bytes = count;
-    t->u.memset.dst = devPtr;
-    t->u.memset.value = value;
-    aclsim__submit(s, t);
     return ACL_SUCCESS;
 }

@@ -427,7 +427,7 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
                                 struct aclsim__context **ctx_out, struct aclsim__stream **out)
 {
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
@@ -450,41 +450,25 @@ aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
     return ACL_SUCCESS;
 }
 
-struct aclsim__task *aclsim__task_alloc(struct aclsim__stream *s)
+uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *task)
 {
     pthread_mutex_lock(&s->lock);
     struct aclsim__task *t = s->spare;
-    if (t)
-        s->spare = t->next;
-    pthread_mutex_unlock(&s->lock);
-    if (!t)
-        t = aclsim__malloc(sizeof *t);
     if (t) {
-        t->next = NULL;
-        t->label = NULL;
-        t->bytes = 0;
+        s->spare = t->next;
+    } else if (!(t = aclsim__malloc(sizeof *t))) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
     }
-    return t;
-}
-
-void aclsim__task_discard(struct aclsim__stream *s, struct aclsim__task *t)
-{
-    pthread_mutex_lock(&s->lock);
-    t->next = s->spare;
-    s->spare = t;
-    pthread_mutex_unlock(&s->lock);
-}
-
-uint64_t aclsim__submit(struct aclsim__stream *s, struct aclsim__task *t)
-{
+    *t = *task;
     t->next = NULL;
-    pthread_mutex_lock(&s->lock);
     if (s->tail)
         s->tail->next = t;
     else
         s->head = t;
     s->tail = t;
-    uint64_t seq = ++s->submitted;
+    uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
+    atomic_store_explicit(&s->submitted, seq, memory_order_release);
     bool idle = s->state == ACLSIM_STREAM_IDLE;
     if (idle)
         s->state = ACLSIM_STREAM_QUEUED;
@@ -533,10 +517,7 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
 
 static uint64_t submitted_of(struct aclsim__stream *s)
 {
-    pthread_mutex_lock(&s->lock);
-    uint64_t n = s->submitted;
-    pthread_mutex_unlock(&s->lock);
-    return n;
+    return atomic_load_explicit(&s->submitted, memory_order_acquire);
 }
 
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
@@ -585,9 +566,9 @@ static aclError create_stream(aclrtStream *stream, const char *api)
     ACLSIM_REQUIRE_INIT(api);
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
-    struct aclsim__stream *s;
+    struct aclsim__stream *s = NULL;
     if (!err && !(err = aclsim__stream_create(ctx, false, &s, api)))
         *stream = s->handle;
     return err;
@@ -632,7 +613,7 @@ aclError aclrtDestroyStreamForce(aclrtStream stream)
 static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
-    struct aclsim__stream *s;
+    struct aclsim__stream *s = NULL;
     aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
     if (err)
         return err;
@@ -662,17 +643,13 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
     ACLSIM_REQUIRE_INIT(api);
     if (!fn)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "fn is NULL");
-    struct aclsim__stream *s;
+    struct aclsim__stream *s = NULL;
     aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
     if (err)
         return err;
-    struct aclsim__task *t = aclsim__task_alloc(s);
-    if (!t)
+    struct aclsim__task t = {.kind = ACLSIM_TASK_HOST_FUNC, .u.host = {fn, args}};
+    if (!aclsim__submit(s, &t))
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a host function");
-    t->kind = ACLSIM_TASK_HOST_FUNC;
-    t->u.host.fn = fn;
-    t->u.host.arg = args;
-    aclsim__submit(s, t);
     return ACL_SUCCESS;
 }
 
@@ -696,7 +673,7 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     ACLSIM_REQUIRE_INIT(api);
     if (!event)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
-    struct aclsim__context *ctx;
+    struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
@@ -736,21 +713,23 @@ static aclError queue_event_task(aclrtEvent event, aclrtStream stream, int kind,
     struct aclsim__event *ev = event_of(event, "event", api, &err);
     if (!ev)
         return err;
-    struct aclsim__stream *s;
+    struct aclsim__stream *s = NULL;
     if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;
-    struct aclsim__task *t = aclsim__task_alloc(s);
-    if (!t)
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing an event task");
-    t->kind = (uint8_t)kind;
-    t->u.event.event = ev;
+    struct aclsim__task t = {.kind = (uint8_t)kind, .u.event.event = ev};
     atomic_fetch_add(&ev->refs, 1);
-    pthread_mutex_lock(&ev->lock);
     /* A record gets a new sequence number; a wait waits for the latest record
-     * made before it (none: it passes at once). */
-    t->u.event.seq = kind == ACLSIM_TASK_RECORD ? ++ev->recorded : ev->recorded;
+     * made before it (none: it passes at once). The event lock cannot be held
+     * over the submit (lock order is stream -> event). */
+    pthread_mutex_lock(&ev->lock);
+    t.u.event.seq = kind == ACLSIM_TASK_RECORD ? ++ev->recorded : ev->recorded;
     pthread_mutex_unlock(&ev->lock);
-    aclsim__submit(s, t);
+    if (!aclsim__submit(s, &t)) {
+        if (kind == ACLSIM_TASK_RECORD)   /* the number is taken: retire it, unstamped */
+            event_complete(ev, t.u.event.seq, false);
+        event_unref(ev);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing an event task");
+    }
     return ACL_SUCCESS;
 }
 
@@ -774,7 +753,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
         return err;
     atomic_fetch_add(&ev->refs, 1);
     pthread_mutex_lock(&ev->lock);
-    uint64_t target = ev->recorded;
+    uint64_t target = ev->recorded;   /* the latest record made before this call */
     while (ev->completed < target)
         pthread_cond_wait(&ev->done, &ev->lock);
     pthread_mutex_unlock(&ev->lock);

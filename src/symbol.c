@@ -278,9 +278,9 @@ aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
     if (ACLSIM_UNLIKELY(!symbol || !devPtr))
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !symbol ? "symbol" : "devPtr");
-    struct aclsim__context *ctx;
-    aclsimVar *var;
-    char *inst;
+    struct aclsim__context *ctx = NULL;
+    aclsimVar *var = NULL;
+    char *inst = NULL;
     aclError err = resolve(symbol, api, &ctx, &var, &inst);
     if (ACLSIM_LIKELY(!err))
         *devPtr = inst;
@@ -294,9 +294,9 @@ aclError aclrtGetSymbolSize(const void *symbol, size_t *size)
     if (ACLSIM_UNLIKELY(!symbol || !size))
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !symbol ? "symbol" : "size");
-    struct aclsim__context *ctx;
-    aclsimVar *var;
-    char *inst;
+    struct aclsim__context *ctx = NULL;
+    aclsimVar *var = NULL;
+    char *inst = NULL;
     aclError err = resolve(symbol, api, &ctx, &var, &inst);
     if (ACLSIM_LIKELY(!err))
         *size = var->size;
@@ -325,8 +325,8 @@ static aclError check_symbol_copy(enum direction dir, const void *host, size_t h
                             "kind %d is not allowed: only %s or ACL_MEMCPY_DEFAULT", kind,
                             dir == TO_SYMBOL ? "ACL_MEMCPY_HOST_TO_DEVICE"
                                              : "ACL_MEMCPY_DEVICE_TO_HOST");
-    aclsimVar *var;
-    char *inst;
+    aclsimVar *var = NULL;
+    char *inst = NULL;
     aclError err = resolve(symbol, api, ctx, &var, &inst);
     if (ACLSIM_UNLIKELY(err))
         return err;
@@ -359,9 +359,9 @@ aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, 
     if (count == 0)
         return ACL_SUCCESS;
     ACLSIM_REQUIRE_INIT(api);
-    struct aclsim__context *ctx;
-    char *dev;
-    aclsimVar *var;
+    struct aclsim__context *ctx = NULL;
+    char *dev = NULL;
+    aclsimVar *var = NULL;
     aclError err = check_symbol_copy(TO_SYMBOL, src, 0, symbol, count, offset, (int)kind, api,
                                      &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
@@ -376,9 +376,9 @@ aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, siz
     if (count == 0)
         return ACL_SUCCESS;
     ACLSIM_REQUIRE_INIT(api);
-    struct aclsim__context *ctx;
-    char *dev;
-    aclsimVar *var;
+    struct aclsim__context *ctx = NULL;
+    char *dev = NULL;
+    aclsimVar *var = NULL;
     aclError err = check_symbol_copy(FROM_SYMBOL, dst, dstMax, symbol, count, offset, (int)kind,
                                      api, &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
@@ -390,14 +390,14 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
                                   const void *symbol, size_t count, size_t offset, int kind,
                                   aclrtStream stream, const char *api)
 {
-    struct aclsim__context *ctx;
-    char *dev;
-    aclsimVar *var;
+    struct aclsim__context *ctx = NULL;
+    char *dev = NULL;
+    aclsimVar *var = NULL;
     aclError err = check_symbol_copy(dir, host, hostMax, symbol, count, offset, kind, api, &ctx,
                                      &dev, &var);
     if (ACLSIM_UNLIKELY(err))
         return err;
-    struct aclsim__stream *s;
+    struct aclsim__stream *s = NULL;
     if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;
     bool pageable = !aclsim__heap_contains(&aclsim__host_heap, host);
