@@ -194,6 +194,7 @@ struct aclsim__device {
     struct aclsim__job *jobs;
     uint32_t sleepers;
     atomic_uint work_hint;      /* bumped on new work: lets idle workers poll, not sleep */
+    bool spinner;               /* an idle worker is polling work_hint */
     bool stop;
     uint32_t nworkers;
     pthread_t *workers;
@@ -257,11 +258,12 @@ struct aclsim__task {
 enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
                             ACLSIM_STREAM_RUNNING, ACLSIM_STREAM_PARKED };
 
-/* Invariants (under lock): tasks [head..tail] are in submission order;
- * completed + queued tasks == submitted; state is QUEUED iff the stream is on
- * its device's ready list; RUNNING iff exactly one worker is executing its
- * head task; PARKED iff it is on an event's waiter list; an IDLE stream with
- * tasks never exists. */
+/* Invariants (under lock): tasks [head..tail] are queued in submission order
+ * and none has started; while RUNNING, the one worker that owns the stream
+ * holds the tasks before head (claimed: running, or about to run, in order);
+ * completed counts tasks run or discarded; state is QUEUED iff the stream is
+ * on its device's ready list; PARKED iff it is on an event's waiter list, its
+ * head being the wait; an IDLE stream with tasks never exists. */
 struct aclsim__stream {
     void *handle;
     struct aclsim__context *context;
@@ -271,7 +273,9 @@ struct aclsim__stream {
     struct aclsim__task *head, *tail, *spare;
     atomic_uint_fast64_t submitted;  /* written under lock; read anywhere */
     atomic_uint_fast64_t completed;
-    uint32_t waiters;               /* threads blocked on progress */
+    atomic_uint waiters;            /* threads blocked on progress */
+    atomic_bool discard;            /* force-destroyed: run nothing more */
+    atomic_uint hurry;              /* host threads spinning for completion */
     uint8_t state;
     uint64_t wait_seq;              /* PARKED: the event record it waits for */
     atomic_uint refs;               /* 1 while alive + temporary holders */

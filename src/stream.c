@@ -20,8 +20,12 @@
 #include <string.h>
 
 #define BATCH 64            /* tasks a worker runs from one stream before yielding it */
-#define HOST_SPIN 4000      /* ~10-40 us of polling before a host thread sleeps */
-#define WORKER_SPIN 2000
+/* Spin budgets, in nanoseconds (a pause instruction takes 10-150 ns
+ * depending on the CPU, so counting pauses would not bound the time). */
+#define HOST_SPIN_NS 20000      /* a host thread waiting for a stream */
+#define WORKER_SPIN_NS 20000    /* an idle worker waiting for work (one per device) */
+#define LINGER_NS 3000          /* a worker keeping a drained stream for more tasks */
+#define LINGER_BATCH 32
 
 struct aclsim__event {
     void *handle;
@@ -34,6 +38,13 @@ struct aclsim__event {
     atomic_uint refs;               /* handle + tasks + waiting host threads */
 };
 
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -41,6 +52,18 @@ static inline void cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+/* The executor's locks are held for a few instructions at a time by a host
+ * thread and a worker: spinning briefly before sleeping (glibc's adaptive
+ * mutex) avoids a futex round trip per task. */
+static void adaptive_mutex_init(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
 }
 
 /* ---- the executor ------------------------------------------------------ */
@@ -134,57 +157,161 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     }
 }
 
-/* Retires the head task of s. Caller holds s->lock. */
-static void retire_head(struct aclsim__stream *s)
+/* Counts one more task of s as finished (run or discarded) and wakes threads
+ * waiting for it. Needs no lock: see aclsim__stream_wait for why no wake-up
+ * is lost. */
+static void count_done(struct aclsim__stream *s, uint64_t n)
 {
-    struct aclsim__task *t = s->head;
-    s->head = t->next;
-    if (!s->head)
-        s->tail = NULL;
-    task_release(t);
-    t->next = s->spare;
-    s->spare = t;
-    atomic_store_explicit(&s->completed, atomic_load_explicit(&s->completed, memory_order_relaxed) + 1,
-                          memory_order_release);
-    if (s->waiters)
+    atomic_fetch_add(&s->completed, n);
+    if (atomic_load(&s->waiters)) {
+        pthread_mutex_lock(&s->lock);
         pthread_cond_broadcast(&s->progress);
+        pthread_mutex_unlock(&s->lock);
+    }
 }
 
-static void run_stream(struct aclsim__stream *s)
+/* Discards tasks that will never run: their resources go, a record counts as
+ * reached (nobody may wait forever on it). Called without s->lock. Returns
+ * the last task of the list, for recycling. */
+static struct aclsim__task *discard_tasks(struct aclsim__task *t)
 {
+    struct aclsim__task *last = NULL;
+    for (; t; t = t->next) {
+        if (t->kind == ACLSIM_TASK_RECORD)
+            event_complete(t->u.event.event, t->u.event.seq, false);
+        task_release(t);
+        last = t;
+    }
+    return last;
+}
+
+/* Called with s->lock held and no task queued: keeps the stream for a few
+ * microseconds in case its producer is pumping tasks, so that they are
+ * claimed in batches (one lock hand-over per batch instead of per task, and
+ * no schedule or wake-up). Returns early when a host thread waits on the
+ * stream or other work appears on the device. True if tasks arrived. */
+static bool linger(struct aclsim__stream *s)
+{
+    struct aclsim__device *dev = s->device;
+    uint64_t seen = atomic_load_explicit(&s->submitted, memory_order_relaxed);
+    unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
+    pthread_mutex_unlock(&s->lock);
+    for (uint64_t end = now_ns() + LINGER_NS; now_ns() < end;) {
+        cpu_relax();
+        uint64_t arrived = atomic_load_explicit(&s->submitted, memory_order_relaxed) - seen;
+        if (arrived >= LINGER_BATCH || (arrived && atomic_load_explicit(&s->hurry, memory_order_relaxed)) ||
+            atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
+            break;
+    }
     pthread_mutex_lock(&s->lock);
-    s->state = ACLSIM_STREAM_RUNNING;
-    for (int n = 0; s->head && n < BATCH; n++) {
-        struct aclsim__task *t = s->head;
+    return s->head != NULL;
+}
+
+/* Runs the tasks of claimed (taken off the queue by this worker) in order,
+ * without the stream lock. Stops early at an event wait that is not yet
+ * satisfied and returns the tasks from there on (NULL when all ran). Run or
+ * discarded tasks are appended to *done for recycling. */
+static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim__task *claimed,
+                                        struct aclsim__task **done)
+{
+    while (claimed) {
+        struct aclsim__task *t = claimed;
+        if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
+            /* aclrtDestroyStreamForce: what has not started never will. */
+            struct aclsim__task *last = discard_tasks(t);
+            uint64_t n = 0;
+            for (struct aclsim__task *x = t; x; x = x->next)
+                n++;
+            last->next = *done;
+            *done = t;
+            count_done(s, n);
+            return NULL;
+        }
         if (t->kind == ACLSIM_TASK_WAIT) {
             struct aclsim__event *ev = t->u.event.event;
             pthread_mutex_lock(&ev->lock);
-            if (ev->completed < t->u.event.seq) {
-                s->wait_seq = t->u.event.seq;
+            bool ready = ev->completed >= t->u.event.seq;
+            pthread_mutex_unlock(&ev->lock);
+            if (!ready)
+                return claimed;
+        } else {
+            execute(s, t);
+        }
+        claimed = t->next;
+        task_release(t);
+        t->next = *done;
+        *done = t;
+        count_done(s, 1);
+    }
+    return NULL;
+}
+
+/* A worker runs stream s: it claims everything queued with one lock, runs it
+ * without the lock, and repeats (up to BATCH tasks, for fairness between
+ * streams). A waiting event parks the stream on the event. */
+static void run_stream(struct aclsim__stream *s)
+{
+    struct aclsim__task *done = NULL;
+    int budget = BATCH;
+    pthread_mutex_lock(&s->lock);
+    s->state = ACLSIM_STREAM_RUNNING;
+    while (budget > 0 && (s->head || linger(s))) {
+        struct aclsim__task *claimed = s->head;
+        s->head = s->tail = NULL;
+        pthread_mutex_unlock(&s->lock);
+        for (struct aclsim__task *t = claimed; t; t = t->next)
+            budget--;
+        struct aclsim__task *rest = run_claimed(s, claimed, &done);
+        pthread_mutex_lock(&s->lock);
+        if (rest && atomic_load(&s->discard)) {
+            /* Force-destroyed while we looked at the event: do not park. */
+            pthread_mutex_unlock(&s->lock);
+            rest = run_claimed(s, rest, &done);   /* discards them all */
+            pthread_mutex_lock(&s->lock);
+        }
+        if (rest) {
+            /* Blocked on an event: the unrun tasks go back in front, in order. */
+            struct aclsim__task *last = rest;
+            while (last->next)
+                last = last->next;
+            last->next = s->head;
+            if (!s->head)
+                s->tail = last;
+            s->head = rest;
+            struct aclsim__event *ev = rest->u.event.event;
+            pthread_mutex_lock(&ev->lock);
+            if (ev->completed < rest->u.event.seq) {
+                s->wait_seq = rest->u.event.seq;
                 s->next_waiting = ev->waiters;
                 ev->waiters = s;
                 s->state = ACLSIM_STREAM_PARKED;
                 pthread_mutex_unlock(&ev->lock);
-                pthread_mutex_unlock(&s->lock);
-                return;
+                goto out;
             }
-            pthread_mutex_unlock(&ev->lock);
-        } else {
-            pthread_mutex_unlock(&s->lock);
-            execute(s, t);
-            pthread_mutex_lock(&s->lock);
+            pthread_mutex_unlock(&ev->lock);   /* completed meanwhile: go on */
         }
-        retire_head(s);
     }
     if (s->head) {
         s->state = ACLSIM_STREAM_QUEUED;
+        while (done) {   /* recycle before letting go of the stream */
+            struct aclsim__task *t = done;
+            done = t->next;
+            t->next = s->spare;
+            s->spare = t;
+        }
         pthread_mutex_unlock(&s->lock);
         schedule(s);
         return;
     }
     s->state = ACLSIM_STREAM_IDLE;
-    if (s->waiters)
-        pthread_cond_broadcast(&s->progress);
+    pthread_cond_broadcast(&s->progress);   /* destroy waits for IDLE */
+out:
+    while (done) {
+        struct aclsim__task *t = done;
+        done = t->next;
+        t->next = s->spare;
+        s->spare = t;
+    }
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -234,15 +361,22 @@ static void *worker_main(void *arg)
         }
         if (dev->stop)
             break;
-        /* Poll briefly for new work before paying for a sleep and a wake-up. */
-        unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_acquire);
-        pthread_mutex_unlock(&dev->exec_lock);
-        for (int i = 0; i < WORKER_SPIN &&
-                        atomic_load_explicit(&dev->work_hint, memory_order_acquire) == hint; i++)
-            cpu_relax();
-        pthread_mutex_lock(&dev->exec_lock);
-        if (atomic_load_explicit(&dev->work_hint, memory_order_acquire) != hint || dev->stop)
-            continue;
+        /* One idle worker per device polls briefly for new work before paying
+         * for a sleep and a wake-up; the others sleep at once, so that idle
+         * workers never crowd out a host thread on a small machine. */
+        if (!dev->spinner) {
+            unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_acquire);
+            dev->spinner = true;
+            pthread_mutex_unlock(&dev->exec_lock);
+            for (uint64_t end = now_ns() + WORKER_SPIN_NS;
+                 atomic_load_explicit(&dev->work_hint, memory_order_acquire) == hint &&
+                 now_ns() < end;)
+                cpu_relax();
+            pthread_mutex_lock(&dev->exec_lock);
+            dev->spinner = false;
+            if (atomic_load_explicit(&dev->work_hint, memory_order_acquire) != hint || dev->stop)
+                continue;
+        }
         dev->sleepers++;
         pthread_cond_wait(&dev->exec_wake, &dev->exec_lock);
         dev->sleepers--;
@@ -253,7 +387,7 @@ static void *worker_main(void *arg)
 
 aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api)
 {
-    pthread_mutex_init(&dev->exec_lock, NULL);
+    adaptive_mutex_init(&dev->exec_lock);
     pthread_cond_init(&dev->exec_wake, NULL);
     dev->ready_head = dev->ready_tail = NULL;
     dev->jobs = NULL;
@@ -348,7 +482,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
     s->context = ctx;
     s->device = ctx->device;
     atomic_init(&s->refs, 1);
-    pthread_mutex_init(&s->lock, NULL);
+    adaptive_mutex_init(&s->lock);
     pthread_cond_init(&s->progress, NULL);
     if (!is_default) {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
@@ -381,9 +515,10 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
     }
     pthread_mutex_lock(&s->lock);
     if (force) {
-        /* Discard every task that has not started; a running head finishes. */
-        struct aclsim__task *keep = s->state == ACLSIM_STREAM_RUNNING ? s->head : NULL;
-        struct aclsim__task *t = keep ? keep->next : s->head;
+        /* Discard every task that has not started. A worker running the
+         * stream discards the rest of what it claimed (after the task it is
+         * running); a parked stream is taken off its event first. */
+        atomic_store(&s->discard, true);
         if (s->state == ACLSIM_STREAM_PARKED) {
             struct aclsim__event *ev = s->head->u.event.event;
             pthread_mutex_lock(&ev->lock);
@@ -395,31 +530,27 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
                 }
             pthread_mutex_unlock(&ev->lock);
         }
-        uint64_t discarded = 0;
-        while (t) {
-            struct aclsim__task *next = t->next;
-            if (t->kind == ACLSIM_TASK_RECORD)   /* nobody may wait forever on it */
-                event_complete(t->u.event.event, t->u.event.seq, false);
-            task_release(t);
-            t->next = s->spare;
-            s->spare = t;
-            discarded++;
-            t = next;
+        struct aclsim__task *queued = s->head;
+        s->head = s->tail = NULL;
+        pthread_mutex_unlock(&s->lock);
+        uint64_t n = 0;
+        for (struct aclsim__task *t = queued; t; t = t->next)
+            n++;
+        struct aclsim__task *last = discard_tasks(queued);
+        pthread_mutex_lock(&s->lock);
+        if (last) {
+            last->next = s->spare;
+            s->spare = queued;
         }
-        if (keep) {
-            keep->next = NULL;
-            s->head = s->tail = keep;
-        } else {
-            s->head = s->tail = NULL;
-        }
-        atomic_fetch_add(&s->completed, discarded);
-        pthread_cond_broadcast(&s->progress);
+        pthread_mutex_unlock(&s->lock);
+        count_done(s, n);
+        pthread_mutex_lock(&s->lock);
     }
     /* Wait until no worker holds or will take the stream. */
-    s->waiters++;
+    atomic_fetch_add(&s->waiters, 1);
     while (s->head || s->state != ACLSIM_STREAM_IDLE)
         pthread_cond_wait(&s->progress, &s->lock);
-    s->waiters--;
+    atomic_fetch_sub(&s->waiters, 1);
     pthread_mutex_unlock(&s->lock);
     stream_unref(s);
 }
@@ -491,26 +622,36 @@ static void deadline_after(struct timespec *ts, int32_t ms)
 
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms)
 {
-    for (int i = 0; i < HOST_SPIN; i++) {
-        if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
-            return true;
+    if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
+        return true;
+    atomic_fetch_add(&s->hurry, 1);   /* a lingering worker stops batching */
+    bool done = false;
+    for (uint64_t end = now_ns() + HOST_SPIN_NS; !done && now_ns() < end;) {
         cpu_relax();
+        done = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
     }
+    atomic_fetch_sub(&s->hurry, 1);
+    if (done)
+        return true;
     struct timespec deadline;
     if (timeout_ms >= 0)
         deadline_after(&deadline, timeout_ms);
+    /* No lost wake-up without a lock on the worker side: this thread
+     * increments waiters, then reads completed; a worker increments
+     * completed, then reads waiters (both sequentially consistent), so at
+     * least one of them sees the other's write. */
     bool ok = true;
     pthread_mutex_lock(&s->lock);
-    s->waiters++;
-    while (atomic_load_explicit(&s->completed, memory_order_acquire) < seq) {
+    atomic_fetch_add(&s->waiters, 1);
+    while (atomic_load(&s->completed) < seq) {
         if (timeout_ms < 0) {
             pthread_cond_wait(&s->progress, &s->lock);
         } else if (pthread_cond_timedwait(&s->progress, &s->lock, &deadline) == ETIMEDOUT) {
-            ok = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
+            ok = atomic_load(&s->completed) >= seq;
             break;
         }
     }
-    s->waiters--;
+    atomic_fetch_sub(&s->waiters, 1);
     pthread_mutex_unlock(&s->lock);
     return ok;
 }
