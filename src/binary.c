@@ -95,6 +95,12 @@ aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
     struct binary *b = binary_of(binHandle, api, &err);
     if (!b)
         return err;
+    /* Queued launches of its kernels still point into the shared object:
+     * let every device finish the work queued so far before unmapping it. */
+    for (uint32_t d = 0; d < aclsim__rt.config.visible_count; d++)
+        if (atomic_load(&aclsim__devices[d].open) &&
+            (err = aclsim__device_synchronize(&aclsim__devices[d], api)))
+            return err;
     aclsim__handle_free(binHandle);
     dlclose(b->dl);   /* its destructors unregister its variables and kernels */
     free(b->path);

@@ -81,7 +81,7 @@ aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
     size_t len = strlen(text);
     snprintf(text + len, sizeof text - len, " (error %d)", code);
 
-    if (aclsim__rt.config.err_msg_per_process) {
+    if (atomic_load_explicit(&aclsim__rt.err_msg_per_process, memory_order_relaxed)) {
         pthread_mutex_lock(&process_lock);
         memcpy(process_message, text, sizeof text);
         process_has_message = true;
@@ -96,7 +96,7 @@ aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
 
 const char *aclGetRecentErrMsg(void)
 {
-    if (aclsim__rt.config.err_msg_per_process) {
+    if (atomic_load_explicit(&aclsim__rt.err_msg_per_process, memory_order_relaxed)) {
         bool has;
         pthread_mutex_lock(&process_lock);
         has = process_has_message;

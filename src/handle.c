@@ -72,7 +72,8 @@ void *aclsim__handle_get(const void *handle, int kind)
     if ((int)(h & 7) != kind)
         return NULL;
     struct slot *s = slot_at((uint32_t)((h & 0xffffffffu) >> 3));
-    if (!s || atomic_load_explicit(&s->generation, memory_order_acquire) != (uint32_t)(h >> 32))
+    if (!s || atomic_load_explicit(&s->generation, memory_order_acquire) != (uint32_t)(h >> 32) ||
+        atomic_load_explicit(&s->kind, memory_order_relaxed) != kind)
         return NULL;
     return atomic_load_explicit(&s->object, memory_order_relaxed);
 }

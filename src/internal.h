@@ -77,12 +77,14 @@ struct aclsim__config {
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* logical id -> physical id */
     bool symbols_supported;                  /* from the SoC's product family */
-    bool err_msg_per_process;                /* aclInit "err_msg_mode": "1" */
 };
 
 struct aclsim__runtime {
     pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
     atomic_bool initialized;
+    /* aclInit "err_msg_mode" "1": one recent error for the process. Apart
+     * from the config because failing calls read it during aclInit. */
+    atomic_bool err_msg_per_process;
     struct aclsim__config config;
 };
 extern struct aclsim__runtime aclsim__rt;

@@ -108,15 +108,18 @@ static void env_setting(const char *var, struct setting *s)
     s->origin = "environment";
 }
 
-static int json_depth(const cJSON *item)
+/* Deepest nesting of objects and, separately, of arrays (CANN limits each). */
+static void json_depth(const cJSON *item, int objects, int arrays, int *max_objects,
+                       int *max_arrays)
 {
-    int deepest = 0;
-    for (const cJSON *c = item ? item->child : NULL; c; c = c->next) {
-        int d = json_depth(c);
-        if (d > deepest)
-            deepest = d;
-    }
-    return item && (cJSON_IsObject(item) || cJSON_IsArray(item)) ? deepest + 1 : deepest;
+    objects += cJSON_IsObject(item);
+    arrays += cJSON_IsArray(item);
+    if (objects > *max_objects)
+        *max_objects = objects;
+    if (arrays > *max_arrays)
+        *max_arrays = arrays;
+    for (const cJSON *c = item->child; c; c = c->next)
+        json_depth(c, objects, arrays, max_objects, max_arrays);
 }
 
 static aclError read_file(const char *path, char **out)
@@ -174,7 +177,7 @@ static void parse_visible(const char *text, struct aclsim__config *c)
     }
 }
 
-static aclError configure(const char *path, struct aclsim__config *c)
+static aclError configure(const char *path, struct aclsim__config *c, bool *per_process)
 {
     struct setting count = {.name = "ACLSIM_DEVICE_COUNT"}, soc = {.name = "ACLSIM_SOC_VERSION"},
                    memory = {.name = "ACLSIM_DEVICE_MEMORY"}, workers = {.name = "ACLSIM_WORKERS"};
@@ -185,13 +188,20 @@ static aclError configure(const char *path, struct aclsim__config *c)
         aclError err = read_file(path, &text);
         if (err)
             return err;
+        if (text[strspn(text, " \t\r\n")] == '\0') {   /* an empty file: nothing to set */
+            free(text);
+            goto environment;
+        }
         cJSON *root = cJSON_Parse(text);
         free(text);
-        if (!root || !cJSON_IsObject(root) || json_depth(root) > MAX_JSON_DEPTH) {
+        int objects = 0, arrays = 0;
+        if (root)
+            json_depth(root, 0, 0, &objects, &arrays);
+        if (!root || !cJSON_IsObject(root) || objects > MAX_JSON_DEPTH || arrays > MAX_JSON_DEPTH) {
             cJSON_Delete(root);
             return aclsim__fail(ACL_ERROR_PARSE_FILE, "aclInit",
-                                "config file \"%s\" is not a JSON object of depth <= %d",
-                                path, MAX_JSON_DEPTH);
+                                "config file \"%s\" is not a JSON object nested at most %d "
+                                "objects and %d arrays deep", path, MAX_JSON_DEPTH, MAX_JSON_DEPTH);
         }
         const cJSON *ours = cJSON_GetObjectItemCaseSensitive(root, "aclsim");
         if (ours && !cJSON_IsObject(ours)) {
@@ -208,13 +218,14 @@ static aclError configure(const char *path, struct aclsim__config *c)
             const char *m = cJSON_IsString(mode) ? mode->valuestring : NULL;
             if (!m || (strcmp(m, "0") && strcmp(m, "1"))) {
                 cJSON_Delete(root);
-                return aclsim__fail(ACL_ERROR_FILE_ATTR_INVALID, "aclInit",
+                return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
                                     "config file \"%s\": \"err_msg_mode\" must be \"0\" or \"1\"", path);
             }
-            c->err_msg_per_process = m[0] == '1';
+            *per_process = m[0] == '1';
         }
         cJSON_Delete(root);
     }
+environment:
     env_setting("ACLSIM_DEVICE_COUNT", &count);
     env_setting("ACLSIM_SOC_VERSION", &soc);
     env_setting("ACLSIM_DEVICE_MEMORY", &memory);
@@ -267,9 +278,11 @@ aclError aclInit(const char *configPath)
                             "the runtime is already initialized (aclFinalize first)");
     }
     struct aclsim__config config;
-    aclError err = configure(configPath, &config);
+    bool per_process = false;
+    aclError err = configure(configPath, &config, &per_process);
     if (err == ACL_SUCCESS) {
         aclsim__rt.config = config;
+        atomic_store(&aclsim__rt.err_msg_per_process, per_process);
         for (uint32_t i = 0; i < config.visible_count; i++) {
             aclsim__devices[i].id = (int32_t)i;
             aclsim__devices[i].physical_id = config.visible[i];

@@ -132,6 +132,7 @@ static atomic_uint registry_generation = 1;
 
 void aclsimRegisterVar(aclsimVar *var)
 {
+    __atomic_store_n(&var->instance[ACLSIM_HOST_SLOT], (void *)var->symbol, __ATOMIC_RELEASE);
     pthread_mutex_lock(&aclsim__registry_lock);
     if (nvars == cap_vars) {
         size_t cap = cap_vars ? cap_vars * 2 : 256;

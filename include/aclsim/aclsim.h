@@ -51,7 +51,8 @@ typedef struct aclsimVar {
     const char *file;
     int line;
     /* Runtime-owned. instance[d] is the variable's memory on logical device d
-     * (NULL until first use there); instance[ACLSIM_HOST_SLOT] == symbol, so
+     * (NULL until first use there); instance[ACLSIM_HOST_SLOT] == symbol (set
+     * at registration), so
      * ACLSIM_DEV outside a kernel names the host object, as Ascend's CPU-debug
      * mode does. Written by the runtime with atomics, read by ACLSIM_DEV. */
     void *instance[ACLSIM_MAX_DEVICES + 1];
@@ -84,10 +85,16 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 
 /* ---- device variables ------------------------------------------------- */
 
+#ifdef __cplusplus
+#define ACLSIM__ALIGNOF(t) alignof(t)
+#else
+#define ACLSIM__ALIGNOF(t) _Alignof(t)
+#endif
+
 #define ACLSIM__VAR_DESC(storage, type, name)                                   \
     storage aclsimVar aclsim__var_##name = {                                    \
-        (const void *)&name, sizeof(name), _Alignof(type), #name, __FILE__,     \
-        __LINE__, {[ACLSIM_HOST_SLOT] = (void *)&name}};                        \
+        (const void *)&name, sizeof(name), ACLSIM__ALIGNOF(type), #name,        \
+        __FILE__, __LINE__, {0}};                                               \
     __attribute__((constructor)) static void aclsim__reg_##name(void)           \
     {                                                                           \
         aclsimRegisterVar(&aclsim__var_##name);                                 \
@@ -104,7 +111,8 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
     ACLSIM__VAR_DESC(, type, name)                                              \
     type name dims
 
-/* The same with internal linkage (C only: it relies on a tentative definition). */
+/* The same with internal linkage (C only: it relies on a tentative definition).
+ * The other macros work in C and C++. */
 #define ACLSIM_DEVICE_VAR_STATIC(type, name, dims)                              \
     static type name dims;                                                      \
     ACLSIM__VAR_DESC(static, type, name)                                        \
@@ -154,7 +162,7 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 
 #define ACLSIM__ARG(i, t) (*(t *)args[i])
 #define ACLSIM__SIZE(i, t) sizeof(t)
-#define ACLSIM__ALIGN(i, t) _Alignof(t)
+#define ACLSIM__ALIGN(i, t) ACLSIM__ALIGNOF(t)
 #define ACLSIM__TYPE(i, t) t
 
 #ifdef __cplusplus
