@@ -142,6 +142,7 @@ aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void *
     if (!name || !dptr || !size)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !name ? "name" : !dptr ? "dptr" : "size");
+    /* Check order as the symbol functions: context, SoC support, then name. */
     struct aclsim__context *ctx = NULL;
     if ((err = aclsim__current_context(api, &ctx)))
         return err;
@@ -154,9 +155,11 @@ aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void *
         return aclsim__fail(ACL_ERROR_RT_SYMBOL_NOT_FOUND, api,
                             "kernel binary \"%s\" has no device variable named \"%s\"", b->path,
                             name);
-    void *p;
-    if ((err = aclrtGetSymbolAddress(symbol, &p)) || (err = aclrtGetSymbolSize(symbol, size)))
+    aclsimVar *var = NULL;
+    char *p = NULL;
+    if ((err = aclsim__symbol_resolve(symbol, api, &ctx, &var, &p)))
         return err;
+    *size = var->size;
     *dptr = p;
     return ACL_SUCCESS;
 }

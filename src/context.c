@@ -22,8 +22,9 @@ aclError aclsim__current_context(const char *api, struct aclsim__context **out)
     struct aclsim__context *ctx = h ? aclsim__handle_get(h, ACLSIM_H_CONTEXT) : NULL;
     if (ACLSIM_UNLIKELY(!ctx))
         return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
-                            h ? "the current context was destroyed (its device was reset); "
-                                "call aclrtSetDevice or aclrtSetCurrentContext"
+                            h ? "the current context was destroyed (aclrtDestroyContext, or "
+                                "its device was reset); call aclrtSetDevice or "
+                                "aclrtSetCurrentContext"
                               : "no current context on this thread; call aclrtSetDevice or "
                                 "aclrtSetCurrentContext first");
     *out = ctx;
@@ -59,11 +60,12 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     return ACL_SUCCESS;
 }
 
-/* Caller holds rt.lock. Destroys the context's streams (waiting for their
- * work, or discarding what has not started with force), then the context. */
+/* Destroys a context already taken off its device's list with its handle
+ * freed: its streams finish their work (or discard what has not started,
+ * with force), then it goes. Called without rt.lock, since stream work may
+ * call the runtime. */
 void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
 {
-    aclsim__handle_free(ctx->handle);
     for (;;) {
         pthread_mutex_lock(&ctx->lock);
         struct aclsim__stream *s = ctx->streams;
@@ -73,11 +75,6 @@ void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
         aclsim__stream_destroy(s, force);
     }
     aclsim__stream_destroy(ctx->default_stream, force);
-    for (struct aclsim__context **p = &ctx->device->contexts; *p; p = &(*p)->next_in_device)
-        if (*p == ctx) {
-            *p = ctx->next_in_device;
-            break;
-        }
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
@@ -122,9 +119,20 @@ aclError aclrtDestroyContext(aclrtContext context)
                            "context %p is the default context of device %d; it is released "
                            "by aclrtResetDevice", context, ctx->device->id);
     } else {
-        int32_t id = ctx->device->id;
+        struct aclsim__device *dev = ctx->device;
+        for (struct aclsim__context **p = &dev->contexts; *p; p = &(*p)->next_in_device)
+            if (*p == ctx) {
+                *p = ctx->next_in_device;
+                break;
+            }
+        aclsim__handle_free(ctx->handle);
+        dev->detached++;   /* a reset must keep the workers until this one drains */
+        pthread_mutex_unlock(&aclsim__rt.lock);
         aclsim__context_destroy(ctx, false);
-        aclsim__device_release(id, false, api);
+        pthread_mutex_lock(&aclsim__rt.lock);
+        dev->detached--;
+        pthread_cond_broadcast(&aclsim__rt.changed);
+        aclsim__device_release(dev->id, false, api);   /* the context's reference */
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
     return err;

@@ -54,17 +54,36 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
     return ACL_SUCCESS;
 }
 
+/* Caller holds rt.lock; it is released while the device drains (streams may
+ * run host functions that call the runtime) and held again on return. The
+ * device is "closing" meanwhile: aclsim__device_acquire waits for it. */
 static void close_device(struct aclsim__device *dev, bool force)
 {
-    /* Contexts first: their streams need the workers to finish or discard work. */
-    while (dev->contexts)
-        aclsim__context_destroy(dev->contexts, force);
+    dev->closing = true;
+    struct aclsim__context *contexts = dev->contexts;
+    dev->contexts = NULL;
     dev->default_ctx = NULL;
+    /* From here on, threads whose current context is on this device get 107002. */
+    for (struct aclsim__context *c = contexts; c; c = c->next_in_device)
+        aclsim__handle_free(c->handle);
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    while (contexts) {
+        struct aclsim__context *next = contexts->next_in_device;
+        aclsim__context_destroy(contexts, force);
+        contexts = next;
+    }
+    pthread_mutex_lock(&aclsim__rt.lock);
+    while (dev->detached)   /* contexts another thread is destroying */
+        pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
+    pthread_mutex_unlock(&aclsim__rt.lock);
     aclsim__executor_stop(dev);
+    pthread_mutex_lock(&aclsim__rt.lock);
     atomic_store(&dev->open, false);
     aclsim__symbols_forget_device(dev);
-    aclsim__heap_destroy(&dev->heap);
+    aclsim__heap_reset(&dev->heap);
     dev->refcount = 0;
+    dev->closing = false;
+    pthread_cond_broadcast(&aclsim__rt.changed);
     aclsim__log(ACLSIM_LOG_INFO, "device %d closed", dev->id);
 }
 
@@ -74,6 +93,14 @@ aclError aclsim__device_acquire(int32_t id, const char *api)
     if (err)
         return err;
     struct aclsim__device *dev = &aclsim__devices[id];
+    while (dev->closing) {
+        /* A host function waiting here would wait for itself. */
+        if (aclsim__tls_worker)
+            return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                                "device %d is being reset; a host function cannot use it "
+                                "until the reset is over", id);
+        pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
+    }
     if (!atomic_load(&dev->open) && (err = open_device(dev, api)))
         return err;
     dev->refcount++;
@@ -86,7 +113,7 @@ aclError aclsim__device_release(int32_t id, bool force, const char *api)
     if (err)
         return err;
     struct aclsim__device *dev = &aclsim__devices[id];
-    if (!atomic_load(&dev->open)) {
+    if (!atomic_load(&dev->open) || dev->closing) {
         aclsim__log(ACLSIM_LOG_WARNING, "%s: device %d is not in use; nothing to reset", api, id);
         return ACL_SUCCESS;
     }

@@ -22,28 +22,50 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api)
 {
+    if (__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)) {
+        if (h->capacity == capacity)
+            return ACL_SUCCESS;   /* kept from before (see aclsim__heap_reset) */
+        aclsim__heap_destroy(h);
+    }
     /* base and capacity may be read concurrently by aclsim__heap_contains:
      * they are only written atomically, capacity before base is published. */
     h->used = h->committed = 0;
     h->allocs = NULL;
     h->nallocs = h->cap_allocs = 0;
-    __atomic_store_n(&h->capacity, round_up(capacity, 4096), __ATOMIC_RELAXED);
-    void *base = mmap(NULL, h->capacity, PROT_NONE,
+    __atomic_store_n(&h->capacity, capacity, __ATOMIC_RELAXED);
+    void *base = mmap(NULL, round_up(capacity, 4096), PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                            "cannot reserve %zu bytes of address space", h->capacity);
+                            "cannot reserve %zu bytes of address space", capacity);
     h->free = aclsim__malloc(sizeof *h->free * 8);
     if (!h->free) {
-        munmap(base, h->capacity);
+        munmap(base, round_up(capacity, 4096));
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
     h->cap_free = 8;
     h->nfree = 1;
-    h->free[0] = (struct aclsim__extent){(uintptr_t)base, h->capacity};
+    h->free[0] = (struct aclsim__extent){(uintptr_t)base, capacity};
     pthread_rwlock_init(&h->lock, NULL);
     __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
     return ACL_SUCCESS;
+}
+
+void aclsim__heap_reset(struct aclsim__heap *h)
+{
+    if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
+        return;
+    pthread_rwlock_wrlock(&h->lock);
+    if (h->committed) {
+        madvise(h->base, h->committed, MADV_DONTNEED);
+        mprotect(h->base, h->committed, PROT_NONE);
+    }
+    h->committed = 0;
+    h->used = 0;
+    h->nallocs = 0;
+    h->nfree = 1;
+    h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->capacity};
+    pthread_rwlock_unlock(&h->lock);
 }
 
 void aclsim__heap_destroy(struct aclsim__heap *h)
@@ -52,7 +74,7 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
     if (!base)
         return;
     __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
-    munmap(base, h->capacity);
+    munmap(base, round_up(h->capacity, 4096));
     free(h->allocs);
     free(h->free);
     pthread_rwlock_destroy(&h->lock);
@@ -103,7 +125,9 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
     pthread_rwlock_wrlock(&h->lock);
     if (h->used + span > h->capacity ||
         !grow((void **)&h->allocs, &h->cap_allocs, h->nallocs + 1, sizeof *h->allocs) ||
-        !grow((void **)&h->free, &h->cap_free, h->nfree + 1, sizeof *h->free))
+        /* Free extents are maximal, so there is at most one between two
+         * allocations: room for nallocs + 2 means frees never need memory. */
+        !grow((void **)&h->free, &h->cap_free, h->nallocs + 2, sizeof *h->free))
         goto out;
     for (size_t i = 0; i < h->nfree; i++) {
         struct aclsim__extent e = h->free[i];
@@ -170,7 +194,7 @@ static void release_extent(struct aclsim__heap *h, uintptr_t addr, size_t size)
         h->free[lo].addr = addr;
         h->free[lo].size += size;
     } else {
-        /* Room is guaranteed: alloc reserved one spare extent slot per allocation. */
+        /* Room is guaranteed: alloc keeps cap_free >= nallocs + 1. */
         memmove(&h->free[lo + 1], &h->free[lo], (h->nfree - lo) * sizeof *h->free);
         h->free[lo] = (struct aclsim__extent){addr, size};
         h->nfree++;

@@ -81,6 +81,7 @@ struct aclsim__config {
 
 struct aclsim__runtime {
     pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
+    pthread_cond_t changed; /* broadcast when a device has finished closing */
     atomic_bool initialized;
     /* aclInit "err_msg_mode" "1": one recent error for the process. Apart
      * from the config because failing calls read it during aclInit. */
@@ -128,7 +129,8 @@ struct aclsim__alloc {
     const aclsimVar *var;     /* ACLSIM_ALLOC_SYMBOL only */
 };
 
-/* A heap owns [base, base + capacity) of address space, reserved PROT_NONE and
+/* A heap owns [base, base + capacity) of address space (capacity exactly as
+ * configured; the mapping is rounded up to whole pages), reserved PROT_NONE and
  * made read-write as allocations reach it. Invariants: allocs[] is sorted by
  * address and non-overlapping; free extents cover exactly the reserved bytes
  * not in allocs; used == sum of allocs' span; used <= capacity. */
@@ -144,7 +146,13 @@ struct aclsim__heap {
     size_t nfree, cap_free;
 };
 
+/* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
+/* Frees every allocation and gives the memory back, but keeps the address
+ * range reserved: a stale pointer into it is still recognised as this
+ * device's memory (outside any live allocation) instead of passing for host
+ * memory. */
+void aclsim__heap_reset(struct aclsim__heap *h);
 void aclsim__heap_destroy(struct aclsim__heap *h);
 /* Returns NULL when capacity is exhausted or memory is short. */
 void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int kind,
@@ -184,6 +192,8 @@ struct aclsim__device {
     /* Under aclsim__rt.lock: */
     uint32_t refcount;          /* aclrtSetDevice calls not yet reset */
     atomic_bool open;
+    bool closing;               /* being reset, with rt.lock released meanwhile */
+    uint32_t detached;          /* contexts being destroyed outside rt.lock */
     struct aclsim__context *default_ctx;
     struct aclsim__context *contexts;    /* every live context on this device */
     struct aclsim__heap heap;            /* device memory */
@@ -229,6 +239,7 @@ struct aclsim__context {
 aclError aclsim__current_context(const char *api, struct aclsim__context **out);
 aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
                                 struct aclsim__context **out, const char *api);
+/* Destroys a context taken off its device's list, handle freed; without rt.lock. */
 void aclsim__context_destroy(struct aclsim__context *ctx, bool force);
 void aclsim__set_current(struct aclsim__context *ctx);
 
@@ -310,6 +321,9 @@ void aclsim__executor_stop(struct aclsim__device *dev);
 /* Runs job on the calling worker plus idle workers of dev; returns when done. */
 void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job);
 
+/* True on the device worker threads (where host functions and kernels run). */
+extern _Thread_local bool aclsim__tls_worker;
+
 /* Thread-local state of the block a worker is running (kernel.c). */
 extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,
     aclsim__tls_device_slot;
@@ -378,6 +392,10 @@ aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char 
 void aclsim__symbols_forget_device(struct aclsim__device *dev);
 
 aclsimVar *aclsim__var_of(const void *symbol);
+/* Current context (107002), SoC support (207000), lookup (107043), instance
+ * on the current device (207001): the shared steps of the symbol functions. */
+aclError aclsim__symbol_resolve(const void *symbol, const char *api,
+                                struct aclsim__context **ctx, aclsimVar **var, char **inst);
 /* Registrations (variables and kernels) dropped for lack of memory so far:
  * a binary whose load raised it is incomplete and is refused. */
 extern atomic_ulong aclsim__registration_failures;

@@ -182,6 +182,7 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
 aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
                            size_t argsSize, aclrtStream stream)
 {
+    ACLSIM_REQUIRE_INIT("aclrtLaunchKernel");
     if (!argsData && argsSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel",
                             "argsData is NULL but argsSize is %zu", argsSize);
@@ -193,6 +194,7 @@ aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStr
                                         aclrtLaunchKernelCfg *cfg, void **args)
 {
     static const char api[] = "aclrtLaunchKernelWithArgsArray";
+    ACLSIM_REQUIRE_INIT(api);
     if (cfg && cfg->numAttrs && !cfg->attrs)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "cfg->attrs is NULL but cfg->numAttrs is %zu", cfg->numAttrs);

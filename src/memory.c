@@ -74,7 +74,8 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
     unsigned p = (unsigned)policy;
     if ((p & 0xffu) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P ||
-        (p & ~(0xffu | ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH)))
+        (p & ~(0xffu | ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH |
+               ACL_MEM_ACCESS_USER_SPACE_READONLY)))
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "policy 0x%x is not an aclrtMemMallocPolicy value", p);
     struct aclsim__context *ctx = NULL;
@@ -160,7 +161,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
     ACLSIM_REQUIRE_INIT(api);
     if (!free || !total)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !free ? "free" : "total");
-    if ((unsigned)attr > ACL_HBM_MEM_P2P_HUGE1G)
+    if ((unsigned)attr > ACL_MEM_P2P_HUGE1G)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "attr %d is not an aclrtMemAttr value",
                             (int)attr);
     struct aclsim__context *ctx = NULL;
@@ -177,7 +178,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
         *free = (size_t)si.freeram * si.mem_unit;
         return ACL_SUCCESS;
     }
-    default: {
+    default: {   /* HBM, and the generic ACL_MEM_* kinds: the device's memory */
         struct aclsim__heap *h = &ctx->device->heap;
         pthread_rwlock_rdlock(&h->lock);
         *total = h->capacity;

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct aclsim__runtime aclsim__rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+struct aclsim__runtime aclsim__rt = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                                     .changed = PTHREAD_COND_INITIALIZER};
 
 #define DEFAULT_DEVICES 8u
 #define DEFAULT_SOC "Ascend910B1"
@@ -306,9 +307,14 @@ aclError aclFinalize(void)
                             "was never called)");
     }
     /* Live streams lose work not yet started; running tasks finish first. */
-    for (uint32_t i = 0; i < aclsim__rt.config.visible_count; i++)
-        if (atomic_load(&aclsim__devices[i].open))
+    for (uint32_t i = 0; i < aclsim__rt.config.visible_count; i++) {
+        struct aclsim__device *dev = &aclsim__devices[i];
+        while (dev->closing)   /* a reset in another thread: let it finish */
+            pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
+        if (atomic_load(&dev->open))
             aclsim__device_release((int32_t)i, true, "aclFinalize");
+        aclsim__heap_destroy(&dev->heap);
+    }
     aclsim__memory_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     pthread_mutex_unlock(&aclsim__rt.lock);

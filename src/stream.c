@@ -30,10 +30,17 @@
 struct aclsim__event {
     void *handle;
     pthread_mutex_t lock;
-    pthread_cond_t done;            /* broadcast when completed advances */
+    pthread_cond_t done;            /* broadcast when a record finishes */
     uint64_t recorded;              /* sequence number of the latest record */
-    uint64_t completed;             /* highest record sequence that has run */
-    struct timespec stamp;          /* when record `completed` ran */
+    /* Records finish out of order when they sit on different streams, and a
+     * wait must wait for its own record, not for any later one: records
+     * 1..done_upto have all finished, and done_after[] lists the finished
+     * ones above that (few: only records racing on different streams). */
+    uint64_t done_upto;
+    uint64_t *done_after;
+    uint32_t ndone_after, cap_done_after;
+    uint64_t stamp_seq;             /* latest record with a timestamp, and its time */
+    struct timespec stamp;
     struct aclsim__stream *waiters; /* PARKED streams; each waits for wait_seq */
     atomic_uint refs;               /* handle + tasks + waiting host threads */
 };
@@ -87,25 +94,62 @@ static void schedule(struct aclsim__stream *s)
 static void event_unref(struct aclsim__event *ev)
 {
     if (atomic_fetch_sub(&ev->refs, 1) == 1) {
+        free(ev->done_after);
         pthread_mutex_destroy(&ev->lock);
         pthread_cond_destroy(&ev->done);
         free(ev);
     }
 }
 
-/* Marks record `seq` of ev as run and wakes what waited for it. */
+/* Whether record seq of ev has finished. Caller holds ev->lock. */
+static bool event_reached(const struct aclsim__event *ev, uint64_t seq)
+{
+    if (seq <= ev->done_upto)
+        return true;
+    for (uint32_t i = 0; i < ev->ndone_after; i++)
+        if (ev->done_after[i] == seq)
+            return true;
+    return false;
+}
+
+/* Marks record seq of ev as finished (stamped with the time when it ran, or
+ * unstamped when it was discarded) and wakes what waited for it. */
 static void event_complete(struct aclsim__event *ev, uint64_t seq, bool stamp)
 {
     struct aclsim__stream *wake = NULL;
     pthread_mutex_lock(&ev->lock);
-    if (seq > ev->completed) {
-        ev->completed = seq;
-        if (stamp)
-            clock_gettime(CLOCK_MONOTONIC, &ev->stamp);
+    if (seq == ev->done_upto + 1) {
+        ev->done_upto = seq;
+        for (uint32_t i = 0; i < ev->ndone_after;) {   /* absorb what now follows */
+            if (ev->done_after[i] == ev->done_upto + 1) {
+                ev->done_upto++;
+                ev->done_after[i] = ev->done_after[--ev->ndone_after];
+                i = 0;
+            } else {
+                i++;
+            }
+        }
+    } else if (seq > ev->done_upto) {
+        if (ev->ndone_after == ev->cap_done_after) {
+            uint32_t cap = ev->cap_done_after ? ev->cap_done_after * 2 : 8;
+            uint64_t *bigger = aclsim__realloc(ev->done_after, cap * sizeof *bigger);
+            if (bigger) {
+                ev->done_after = bigger;
+                ev->cap_done_after = cap;
+            }
+        }
+        if (ev->ndone_after < ev->cap_done_after)
+            ev->done_after[ev->ndone_after++] = seq;
+        else   /* out of memory: degrade to "everything up to seq has finished" */
+            ev->done_upto = seq;
+    }
+    if (stamp && seq > ev->stamp_seq) {
+        ev->stamp_seq = seq;
+        clock_gettime(CLOCK_MONOTONIC, &ev->stamp);
     }
     for (struct aclsim__stream **p = &ev->waiters; *p;) {
         struct aclsim__stream *s = *p;
-        if (s->wait_seq <= ev->completed) {
+        if (event_reached(ev, s->wait_seq)) {
             *p = s->next_waiting;
             s->next_waiting = wake;
             wake = s;
@@ -230,7 +274,7 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
         if (t->kind == ACLSIM_TASK_WAIT) {
             struct aclsim__event *ev = t->u.event.event;
             pthread_mutex_lock(&ev->lock);
-            bool ready = ev->completed >= t->u.event.seq;
+            bool ready = event_reached(ev, t->u.event.seq);
             pthread_mutex_unlock(&ev->lock);
             if (!ready)
                 return claimed;
@@ -280,7 +324,7 @@ static void run_stream(struct aclsim__stream *s)
             s->head = rest;
             struct aclsim__event *ev = rest->u.event.event;
             pthread_mutex_lock(&ev->lock);
-            if (ev->completed < rest->u.event.seq) {
+            if (!event_reached(ev, rest->u.event.seq)) {
                 s->wait_seq = rest->u.event.seq;
                 s->next_waiting = ev->waiters;
                 ev->waiters = s;
@@ -334,9 +378,12 @@ static void work_on(struct aclsim__job *job)
     }
 }
 
+_Thread_local bool aclsim__tls_worker;
+
 static void *worker_main(void *arg)
 {
     struct aclsim__device *dev = arg;
+    aclsim__tls_worker = true;
     pthread_mutex_lock(&dev->exec_lock);
     for (;;) {
         struct aclsim__job *job = open_job(dev);
@@ -771,6 +818,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
 
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
+    ACLSIM_REQUIRE_INIT("aclrtSynchronizeStreamWithTimeout");
     if (timeout < -1 || timeout == 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout",
                             "timeout %d is invalid: -1 (wait forever) or a positive number of "
@@ -895,7 +943,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     atomic_fetch_add(&ev->refs, 1);
     pthread_mutex_lock(&ev->lock);
     uint64_t target = ev->recorded;   /* the latest record made before this call */
-    while (ev->completed < target)
+    while (!event_reached(ev, target))
         pthread_cond_wait(&ev->done, &ev->lock);
     pthread_mutex_unlock(&ev->lock);
     event_unref(ev);
@@ -913,7 +961,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     if (!ev)
         return err;
     pthread_mutex_lock(&ev->lock);
-    bool done = ev->recorded > 0 && ev->completed >= ev->recorded;
+    bool done = ev->recorded > 0 && event_reached(ev, ev->recorded);
     pthread_mutex_unlock(&ev->lock);
     *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     return ACL_SUCCESS;
@@ -923,8 +971,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
 static bool event_stamp(struct aclsim__event *ev, struct timespec *ts)
 {
     pthread_mutex_lock(&ev->lock);
-    bool ok = ev->recorded > 0 && ev->completed >= ev->recorded &&
-              (ev->stamp.tv_sec || ev->stamp.tv_nsec);
+    bool ok = ev->recorded > 0 && ev->stamp_seq == ev->recorded;
     *ts = ev->stamp;
     pthread_mutex_unlock(&ev->lock);
     return ok;

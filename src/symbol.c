@@ -130,9 +130,20 @@ static size_t nvars, cap_vars;
  * an instance of every variable. */
 static atomic_uint registry_generation = 1;
 
+#define SNAPSHOT_MAX ((size_t)1 << 20)
+
 void aclsimRegisterVar(aclsimVar *var)
 {
     __atomic_store_n(&var->instance[ACLSIM_HOST_SLOT], (void *)var->symbol, __ATOMIC_RELEASE);
+    if (var->size <= SNAPSHOT_MAX) {
+        if (!(var->initial = aclsim__malloc(var->size ? var->size : 1))) {
+            atomic_fetch_add(&aclsim__registration_failures, 1);
+            aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
+                        var->name, var->file, var->line);
+            return;
+        }
+        memcpy(var->initial, var->symbol, var->size);
+    }
     pthread_mutex_lock(&aclsim__registry_lock);
     if (nvars == cap_vars) {
         size_t cap = cap_vars ? cap_vars * 2 : 256;
@@ -150,6 +161,8 @@ void aclsimRegisterVar(aclsimVar *var)
     return;
 fail:
     pthread_mutex_unlock(&aclsim__registry_lock);
+    free(var->initial);
+    var->initial = NULL;
     atomic_fetch_add(&aclsim__registration_failures, 1);
     aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
                 var->name, var->file, var->line);
@@ -173,6 +186,8 @@ void aclsimUnregisterVar(aclsimVar *var)
             }
         }
     }
+    free(var->initial);
+    var->initial = NULL;
     if (nvars == 0) {   /* the last one (process exit): give the list back */
         free(all_vars);
         all_vars = NULL;
@@ -191,7 +206,8 @@ static void *instantiate(aclsimVar *var, struct aclsim__device *dev)
     inst = aclsim__heap_alloc(&dev->heap, var->size, align, ACLSIM_ALLOC_SYMBOL, var);
     if (!inst)
         return NULL;
-    memcpy(inst, var->symbol, var->size);   /* the initializer (zero if none) */
+    /* The initializer (zero if none), as captured at registration. */
+    memcpy(inst, var->initial ? var->initial : var->symbol, var->size);
     __atomic_store_n(&var->instance[dev->id], inst, __ATOMIC_RELEASE);
     return inst;
 }
@@ -242,8 +258,8 @@ aclsimVar *aclsim__var_of(const void *symbol) { return aclsim__map_get(&vars, sy
 
 /* Steps shared by all six after the argument checks: current context, product
  * support, lookup. On success *var and *inst are the variable and its
- * instance on the current device. */
-static aclError resolve(const void *symbol, const char *api, struct aclsim__context **ctx,
+ * instance on the current device. (aclrtBinaryGetGlobal uses it too.) */
+aclError aclsim__symbol_resolve(const void *symbol, const char *api, struct aclsim__context **ctx,
                         aclsimVar **var, char **inst)
 {
     aclError err = aclsim__current_context(api, ctx);
@@ -282,7 +298,7 @@ aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
     struct aclsim__context *ctx = NULL;
     aclsimVar *var = NULL;
     char *inst = NULL;
-    aclError err = resolve(symbol, api, &ctx, &var, &inst);
+    aclError err = aclsim__symbol_resolve(symbol, api, &ctx, &var, &inst);
     if (ACLSIM_LIKELY(!err))
         *devPtr = inst;
     return err;
@@ -298,7 +314,7 @@ aclError aclrtGetSymbolSize(const void *symbol, size_t *size)
     struct aclsim__context *ctx = NULL;
     aclsimVar *var = NULL;
     char *inst = NULL;
-    aclError err = resolve(symbol, api, &ctx, &var, &inst);
+    aclError err = aclsim__symbol_resolve(symbol, api, &ctx, &var, &inst);
     if (ACLSIM_LIKELY(!err))
         *size = var->size;
     return err;
@@ -328,7 +344,7 @@ static aclError check_symbol_copy(enum direction dir, const void *host, size_t h
                                              : "ACL_MEMCPY_DEVICE_TO_HOST");
     aclsimVar *var = NULL;
     char *inst = NULL;
-    aclError err = resolve(symbol, api, ctx, &var, &inst);
+    aclError err = aclsim__symbol_resolve(symbol, api, ctx, &var, &inst);
     if (ACLSIM_UNLIKELY(err))
         return err;
     if (ACLSIM_UNLIKELY(offset + count < offset))

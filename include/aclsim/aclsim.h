@@ -56,6 +56,11 @@ typedef struct aclsimVar {
      * ACLSIM_DEV outside a kernel names the host object, as Ascend's CPU-debug
      * mode does. Written by the runtime with atomics, read by ACLSIM_DEV. */
     void *instance[ACLSIM_MAX_DEVICES + 1];
+    /* Runtime-owned: a copy of the object's bytes taken at registration
+     * (before main), so instances start from the initializer even if the
+     * host object was written since; NULL for objects over 1 MiB, which
+     * start from the host object's bytes at first use. */
+    void *initial;
 } aclsimVar;
 
 /* Descriptor of one kernel (ACLSIM_KERNEL_REGISTER defines it). */
@@ -94,7 +99,7 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 #define ACLSIM__VAR_DESC(storage, type, name)                                   \
     storage aclsimVar aclsim__var_##name = {                                    \
         (const void *)&name, sizeof(name), ACLSIM__ALIGNOF(type), #name,        \
-        __FILE__, __LINE__, {0}};                                               \
+        __FILE__, __LINE__, {0}, 0};                                            \
     __attribute__((constructor)) static void aclsim__reg_##name(void)           \
     {                                                                           \
         aclsimRegisterVar(&aclsim__var_##name);                                 \
