@@ -97,7 +97,7 @@ aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
         return err;
     /* Queued launches of its kernels still point into the shared object:
      * let every device finish the work queued so far before unmapping it. */
-    for (uint32_t d = 0; d < aclsim__rt.config.visible_count; d++)
+    for (uint32_t d = 0; d < aclsim__config()->visible_count; d++)
         if (atomic_load(&aclsim__devices[d].open) &&
             (err = aclsim__device_synchronize(&aclsim__devices[d], api)))
             return err;
@@ -146,10 +146,10 @@ aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void *
     struct aclsim__context *ctx = NULL;
     if ((err = aclsim__current_context(api, &ctx)))
         return err;
-    if (!aclsim__rt.config.symbols_supported)
+    if (!aclsim__config()->symbols_supported)
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "device variables are not supported on SoC %s",
-                            aclsim__rt.config.soc_name);
+                            aclsim__config()->soc_name);
     void *symbol = dlsym(b->dl, name);
     if (!symbol || !aclsim__var_of(symbol))
         return aclsim__fail(ACL_ERROR_RT_SYMBOL_NOT_FOUND, api,

@@ -14,17 +14,17 @@ struct aclsim__device aclsim__devices[ACLSIM_MAX_DEVICES];
 
 aclError aclsim__device_check_id(int32_t id, const char *api)
 {
-    if (id < 0 || (uint32_t)id >= aclsim__rt.config.visible_count)
+    if (id < 0 || (uint32_t)id >= aclsim__config()->visible_count)
         return aclsim__fail(ACL_ERROR_RT_INVALID_DEVICEID, api,
                             "deviceId %d is invalid: %u device(s) are visible (ids 0..%d)", id,
-                            aclsim__rt.config.visible_count,
-                            (int)aclsim__rt.config.visible_count - 1);
+                            aclsim__config()->visible_count,
+                            (int)aclsim__config()->visible_count - 1);
     return ACL_SUCCESS;
 }
 
 struct aclsim__device *aclsim__device_of(const void *p)
 {
-    uint32_t n = aclsim__rt.config.visible_count;
+    uint32_t n = aclsim__config()->visible_count;
     for (uint32_t i = 0; i < n; i++)
         if (aclsim__heap_contains(&aclsim__devices[i].heap, p))
             return &aclsim__devices[i];
@@ -33,10 +33,10 @@ struct aclsim__device *aclsim__device_of(const void *p)
 
 static aclError open_device(struct aclsim__device *dev, const char *api)
 {
-    aclError err = aclsim__heap_init(&dev->heap, aclsim__rt.config.device_memory, api);
+    aclError err = aclsim__heap_init(&dev->heap, aclsim__config()->device_memory, api);
     if (err)
         return err;
-    err = aclsim__executor_start(dev, aclsim__rt.config.workers, api);
+    err = aclsim__executor_start(dev, aclsim__config()->workers, api);
     if (err) {
         aclsim__heap_destroy(&dev->heap);
         return err;
@@ -168,7 +168,7 @@ aclError aclrtGetDeviceCount(uint32_t *count)
     ACLSIM_REQUIRE_INIT("aclrtGetDeviceCount");
     if (!count)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "count is NULL");
-    *count = aclsim__rt.config.visible_count;
+    *count = aclsim__config()->visible_count;
     return ACL_SUCCESS;
 }
 

@@ -86,9 +86,14 @@ struct aclsim__runtime {
     /* aclInit "err_msg_mode" "1": one recent error for the process. Apart
      * from the config because failing calls read it during aclInit. */
     atomic_bool err_msg_per_process;
-    struct aclsim__config config;
+    const struct aclsim__config *_Atomic config;   /* immutable once published */
 };
 extern struct aclsim__runtime aclsim__rt;
+
+static inline const struct aclsim__config *aclsim__config(void)
+{
+    return atomic_load_explicit(&aclsim__rt.config, memory_order_acquire);
+}
 
 /* Every API entry that needs the runtime: 100001 before aclInit/after aclFinalize. */
 static inline bool aclsim__initialized(void)

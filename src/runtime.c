@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const struct aclsim__config no_config;   /* before the first aclInit */
 struct aclsim__runtime aclsim__rt = {.lock = PTHREAD_MUTEX_INITIALIZER,
-                                     .changed = PTHREAD_COND_INITIALIZER};
+                                     .changed = PTHREAD_COND_INITIALIZER,
+                                     .config = &no_config};
+static struct config_node { struct config_node *next; struct aclsim__config config; } *configs;
 
 #define DEFAULT_DEVICES 8u
 #define DEFAULT_SOC "Ascend910B1"
@@ -282,11 +285,24 @@ aclError aclInit(const char *configPath)
     bool per_process = false;
     aclError err = configure(configPath, &config, &per_process);
     if (err == ACL_SUCCESS) {
-        aclsim__rt.config = config;
+        /* Published as a new immutable object: threads that still read the
+         * previous one (a call racing a re-init) keep a valid copy. Old ones
+         * stay on a list until exit; there is one per aclInit. */
+        struct config_node *node = aclsim__malloc(sizeof *node);
+        if (!node) {
+            pthread_mutex_unlock(&aclsim__rt.lock);
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, "aclInit", "out of memory");
+        }
+        node->config = config;
+        node->next = configs;
+        configs = node;
+        atomic_store_explicit(&aclsim__rt.config, &node->config, memory_order_release);
         atomic_store(&aclsim__rt.err_msg_per_process, per_process);
         for (uint32_t i = 0; i < config.visible_count; i++) {
-            aclsim__devices[i].id = (int32_t)i;
-            aclsim__devices[i].physical_id = config.visible[i];
+            if (aclsim__devices[i].id != (int32_t)i)   /* slot = logical id, set once */
+                aclsim__devices[i].id = (int32_t)i;
+            if (aclsim__devices[i].physical_id != config.visible[i])
+                aclsim__devices[i].physical_id = config.visible[i];
         }
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
@@ -307,7 +323,7 @@ aclError aclFinalize(void)
                             "was never called)");
     }
     /* Live streams lose work not yet started; running tasks finish first. */
-    for (uint32_t i = 0; i < aclsim__rt.config.visible_count; i++) {
+    for (uint32_t i = 0; i < aclsim__config()->visible_count; i++) {
         struct aclsim__device *dev = &aclsim__devices[i];
         while (dev->closing)   /* a reset in another thread: let it finish */
             pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
@@ -323,7 +339,7 @@ aclError aclFinalize(void)
 
 const char *aclrtGetSocName(void)
 {
-    return aclsim__initialized() ? aclsim__rt.config.soc_name : NULL;
+    return aclsim__initialized() ? aclsim__config()->soc_name : NULL;
 }
 
 aclError aclrtGetRunMode(aclrtRunMode *runMode)

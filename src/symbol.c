@@ -265,11 +265,11 @@ aclError aclsim__symbol_resolve(const void *symbol, const char *api, struct acls
     aclError err = aclsim__current_context(api, ctx);
     if (ACLSIM_UNLIKELY(err))
         return err;
-    if (ACLSIM_UNLIKELY(!aclsim__rt.config.symbols_supported))
+    if (ACLSIM_UNLIKELY(!aclsim__config()->symbols_supported))
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "device variables are not supported on SoC %s (its product family "
                             "has no device-variable support; see ACLSIM_SOC_VERSION)",
-                            aclsim__rt.config.soc_name);
+                            aclsim__config()->soc_name);
     *var = aclsim__map_get(&vars, symbol);
     if (ACLSIM_UNLIKELY(!*var || (*var)->symbol != symbol)) {
         char what[256];
