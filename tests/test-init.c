@@ -1045,7 +1045,7 @@ static void test_log_levels(void **state)
 
     /* 1 (info) and 0 (debug): the session logs more than its error. */
     for (int level = 0; level <= 1; level++) {
-        char value[4];
+        char value[16];
         snprintf(value, sizeof value, "%d", level);
         setenv("ASCEND_GLOBAL_LOG_LEVEL", value, 1);
         text = run_logged_session(false);
