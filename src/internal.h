@@ -321,6 +321,8 @@ uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *tas
 /* Blocks until the stream completed seq tasks; timeout_ms < 0 waits forever.
  * false on timeout. */
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
+/* aclFinalize: destroys the events the program did not destroy. */
+void aclsim__events_finalize(void);
 aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api);
 void aclsim__executor_stop(struct aclsim__device *dev);
 /* Runs job on the calling worker plus idle workers of dev; returns when done. */

@@ -43,7 +43,22 @@ struct aclsim__event {
     struct timespec stamp;
     struct aclsim__stream *waiters; /* PARKED streams; each waits for wait_seq */
     atomic_uint refs;               /* handle + tasks + waiting host threads */
+    struct aclsim__event *prev_live, *next_live;   /* live_events, under live_lock */
 };
+
+/* Events not yet destroyed: aclFinalize destroys what the program forgot. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aclsim__event *live_events;
+
+static void live_unlink(struct aclsim__event *ev)
+{
+    if (ev->prev_live)
+        ev->prev_live->next_live = ev->next_live;
+    else
+        live_events = ev->next_live;
+    if (ev->next_live)
+        ev->next_live->prev_live = ev->prev_live;
+}
 
 static inline uint64_t now_ns(void)
 {
@@ -877,6 +892,12 @@ aclError aclrtCreateEvent(aclrtEvent *event)
         event_unref(ev);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating an event");
     }
+    pthread_mutex_lock(&live_lock);
+    ev->next_live = live_events;
+    if (live_events)
+        live_events->prev_live = ev;
+    live_events = ev;
+    pthread_mutex_unlock(&live_lock);
     *event = ev->handle;
     return ACL_SUCCESS;
 }
@@ -890,9 +911,32 @@ aclError aclrtDestroyEvent(aclrtEvent event)
     if (!ev)
         return err;
     /* Queued records and waits keep their reference; they still run. */
-    aclsim__handle_free(event);
+    pthread_mutex_lock(&live_lock);
+    bool live = aclsim__handle_get(event, ACLSIM_H_EVENT) == ev;   /* not raced away */
+    if (live) {
+        aclsim__handle_free(event);
+        live_unlink(ev);
+    }
+    pthread_mutex_unlock(&live_lock);
+    if (!live)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "event %p is not a live event (destroyed, or never created)", event);
     event_unref(ev);
     return ACL_SUCCESS;
+}
+
+void aclsim__events_finalize(void)
+{
+    pthread_mutex_lock(&live_lock);
+    while (live_events) {
+        struct aclsim__event *ev = live_events;
+        live_unlink(ev);
+        aclsim__handle_free(ev->handle);
+        pthread_mutex_unlock(&live_lock);
+        event_unref(ev);
+        pthread_mutex_lock(&live_lock);
+    }
+    pthread_mutex_unlock(&live_lock);
 }
 
 static aclError queue_event_task(aclrtEvent event, aclrtStream stream, int kind, const char *api)

@@ -1,0 +1,849 @@
+/*
+ * Events: create/destroy, record and synchronize, status queries, ordering
+ * across streams (also across devices) with aclrtStreamWaitEvent, elapsed
+ * time measured when the records execute, handle validation and argument
+ * checks, and destroying an event that queued tasks still refer to.
+ *
+ * Every wait in this file is bounded: host functions that block do so on a
+ * gate with a timeout, and calls that might hang run on a helper thread that
+ * the test waits for with a timeout, so a bug fails a test instead of hanging.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acl/acl.h"
+
+#define WAIT_MS 5000      /* upper bound for anything that must happen */
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+}
+
+/* One-shot latches with a bounded wait. All gates share one lock and condition
+ * variable, so teardown can wake every waiter of a failed test (abort_waits)
+ * without touching the failed test's (dead) stack. */
+struct gate {
+    bool open;
+};
+
+static pthread_mutex_t gates_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gates_cond = PTHREAD_COND_INITIALIZER;
+static bool gates_aborted;
+
+static void gate_init(struct gate *g)
+{
+    pthread_mutex_lock(&gates_lock);
+    g->open = false;
+    pthread_mutex_unlock(&gates_lock);
+}
+
+static void gate_open(struct gate *g)
+{
+    pthread_mutex_lock(&gates_lock);
+    g->open = true;
+    pthread_cond_broadcast(&gates_cond);
+    pthread_mutex_unlock(&gates_lock);
+}
+
+static bool gate_is_open(struct gate *g)
+{
+    pthread_mutex_lock(&gates_lock);
+    bool open = g->open;
+    pthread_mutex_unlock(&gates_lock);
+    return open;
+}
+
+/* true when the gate opened within ms. */
+static bool gate_wait(struct gate *g, int ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&gates_lock);
+    while (!g->open && !gates_aborted)
+        if (pthread_cond_timedwait(&gates_cond, &gates_lock, &deadline) == ETIMEDOUT)
+            break;
+    bool open = g->open;
+    pthread_mutex_unlock(&gates_lock);
+    return open;
+}
+
+static void abort_waits(bool on)
+{
+    pthread_mutex_lock(&gates_lock);
+    gates_aborted = on;
+    pthread_cond_broadcast(&gates_cond);
+    pthread_mutex_unlock(&gates_lock);
+}
+
+/* A host function that blocks its stream until released (or WAIT_MS pass). */
+struct blocker {
+    struct gate started, release, finished;
+    atomic_bool released_ok;   /* false: it gave up waiting */
+};
+
+static void blocker_init(struct blocker *b)
+{
+    gate_init(&b->started);
+    gate_init(&b->release);
+    gate_init(&b->finished);
+    atomic_init(&b->released_ok, false);
+}
+
+static void blocker_fn(void *arg)
+{
+    struct blocker *b = arg;
+    gate_open(&b->started);
+    atomic_store(&b->released_ok, gate_wait(&b->release, WAIT_MS));
+    gate_open(&b->finished);
+}
+
+static void count_fn(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+/* Runs fn(arg) on a helper thread; call_wait bounds how long we wait for it. */
+struct call {
+    void (*fn)(void *);
+    void *arg;
+    struct gate done;
+    pthread_t thread;
+    bool joined;
+};
+
+static void *call_main(void *p)
+{
+    struct call *c = p;
+    c->fn(c->arg);
+    gate_open(&c->done);
+    return NULL;
+}
+
+static void call_start(struct call *c, void (*fn)(void *), void *arg)
+{
+    c->fn = fn;
+    c->arg = arg;
+    c->joined = false;
+    gate_init(&c->done);
+    assert_int_equal(pthread_create(&c->thread, NULL, call_main, c), 0);
+}
+
+/* true when the call returned within ms (and the thread is joined). */
+static bool call_wait(struct call *c, int ms)
+{
+    if (!gate_wait(&c->done, ms))
+        return false;
+    if (!c->joined) {
+        pthread_join(c->thread, NULL);
+        c->joined = true;
+    }
+    return true;
+}
+
+/* The calling thread's recent error message exists and names every needle. */
+static void expect_msg_(const char *file, int line, const char *needle1, const char *needle2)
+{
+    const char *m = aclGetRecentErrMsg();
+    if (!m)
+        fail_msg("%s:%d: aclGetRecentErrMsg() is NULL after a failure", file, line);
+    if (needle1 && !strstr(m, needle1))
+        fail_msg("%s:%d: message \"%s\" does not mention \"%s\"", file, line, m, needle1);
+    if (needle2 && !strstr(m, needle2))
+        fail_msg("%s:%d: message \"%s\" does not mention \"%s\"", file, line, m, needle2);
+}
+#define expect_msg(a, b) expect_msg_(__FILE__, __LINE__, a, b)
+
+static aclrtContext current_context(void)
+{
+    aclrtContext ctx = NULL;
+    assert_int_equal(aclrtGetCurrentContext(&ctx), ACL_SUCCESS);
+    return ctx;
+}
+
+/* ---- fixtures ------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    (void)state;
+    abort_waits(false);
+    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
+    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
+    setenv("ACLSIM_WORKERS", "2", 1);
+    aclError err = aclInit(NULL);
+    unsetenv("ACLSIM_DEVICE_COUNT");
+    unsetenv("ACLSIM_DEVICE_MEMORY");
+    unsetenv("ACLSIM_WORKERS");
+    if (err != ACL_SUCCESS)
+        return -1;
+    if (aclrtSetDevice(0) != ACL_SUCCESS) {
+        aclFinalize();
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    abort_waits(true);   /* a failed test may have left a blocker waiting */
+    aclFinalize();       /* 100037 when the test already finalized */
+    aclGetRecentErrMsg();
+    abort_waits(false);
+    return 0;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+/* A host function that notes whether a blocker had finished when it ran. */
+struct after_check {
+    struct blocker *b;
+    atomic_int ran, ran_after;
+};
+
+static void after_fn(void *arg)
+{
+    struct after_check *a = arg;
+    if (gate_is_open(&a->b->finished))
+        atomic_fetch_add(&a->ran_after, 1);
+    atomic_fetch_add(&a->ran, 1);
+}
+
+static void sleep_fn(void *arg) { sleep_ms(*(int *)arg); }
+
+static void test_uninitialized(void **state)
+{
+    (void)state;
+    aclrtEvent ev = NULL;
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_ERROR_UNINITIALIZE);
+    expect_msg("aclrtCreateEvent", "aclInit");
+    aclrtEventRecordedStatus st;
+    assert_int_equal(aclrtQueryEventStatus(ev, &st), ACL_ERROR_UNINITIALIZE);
+    expect_msg("aclrtQueryEventStatus", NULL);
+}
+
+static void test_create_destroy(void **state)
+{
+    (void)state;
+    enum { N = 500 };
+    static aclrtEvent ev[N];
+    for (int i = 0; i < N; i++) {
+        ev[i] = NULL;
+        assert_int_equal(aclrtCreateEvent(&ev[i]), ACL_SUCCESS);
+        assert_non_null(ev[i]);
+        for (int j = 0; j < i; j += 37)
+            assert_ptr_not_equal(ev[i], ev[j]);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(aclrtDestroyEvent(ev[i]), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(ev[0]), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtDestroyEvent", "event");
+    /* a fresh event works after the others were destroyed (slots recycled) */
+    aclrtEvent e;
+    assert_int_equal(aclrtCreateEvent(&e), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(e, NULL), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeEvent(e), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(e), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(ev[N - 1]), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtDestroyEvent", "event");
+}
+
+static void sync_event_call(void *arg)
+{
+    aclrtEvent *ev = arg;
+    *ev = (aclrtEvent)(intptr_t)aclrtSynchronizeEvent(*ev);
+}
+
+static void test_record_and_synchronize(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    aclrtEvent ev;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    /* never recorded: nothing to wait for */
+    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+
+    /* the record follows the host function: synchronizing the event covers it */
+    static atomic_int n = 0;
+    static int ms = 20;
+    assert_int_equal(aclrtLaunchHostFunc(s, sleep_fn, &ms), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &n), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, s), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&n), 1);
+
+    /* on the default stream */
+    assert_int_equal(aclrtLaunchHostFunc(NULL, sleep_fn, &ms), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(NULL, count_fn, &n), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, NULL), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&n), 2);
+
+    /* aclrtSynchronizeEvent blocks until a record queued behind a blocker ran */
+    static struct blocker b;
+    blocker_init(&b);
+    assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &b), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, s), ACL_SUCCESS);
+    static aclrtEvent arg;
+    arg = ev;
+    static struct call c;
+    call_start(&c, sync_event_call, &arg);
+    if (call_wait(&c, 100))
+        fail_msg("aclrtSynchronizeEvent returned (%d) before the record ran",
+                 (int)(intptr_t)arg);
+    gate_open(&b.release);
+    if (!call_wait(&c, WAIT_MS))
+        fail_msg("aclrtSynchronizeEvent did not return after the record ran");
+    assert_int_equal((aclError)(intptr_t)arg, ACL_SUCCESS);
+    assert_true(gate_is_open(&b.finished));
+    assert_true(atomic_load(&b.released_ok));
+
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+static aclrtEventRecordedStatus status_of(aclrtEvent ev)
+{
+    aclrtEventRecordedStatus st = (aclrtEventRecordedStatus)42;
+    assert_int_equal(aclrtQueryEventStatus(ev, &st), ACL_SUCCESS);
+    assert_true(st == ACL_EVENT_RECORDED_STATUS_NOT_READY ||
+                st == ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    return st;
+}
+
+static void test_query_status(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    aclrtEvent ev;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_NOT_READY);   /* never recorded */
+
+    for (int round = 0; round < 2; round++) {   /* the second round re-records */
+        static struct blocker b;
+        blocker_init(&b);
+        assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &b), ACL_SUCCESS);
+        assert_int_equal(aclrtRecordEvent(ev, s), ACL_SUCCESS);
+        assert_true(gate_wait(&b.started, WAIT_MS));
+        assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_NOT_READY);
+        sleep_ms(10);
+        assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_NOT_READY);
+        gate_open(&b.release);
+        assert_int_equal(aclrtSynchronizeStream(s), ACL_SUCCESS);
+        assert_true(atomic_load(&b.released_ok));
+        assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_COMPLETE);
+        assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_COMPLETE);   /* stays */
+    }
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+/* B waits for an event recorded on A behind a blocker. */
+static void test_wait_orders_across_streams(void **state)
+{
+    (void)state;
+    aclrtStream a, b, c;
+    aclrtEvent e1, e2;
+    assert_int_equal(aclrtCreateStream(&a), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateStream(&b), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateStream(&c), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&e1), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&e2), ACL_SUCCESS);
+    static struct blocker blk;
+    blocker_init(&blk);
+    static struct after_check on_b = {&blk, 0, 0}, on_c = {&blk, 0, 0};
+
+    assert_int_equal(aclrtLaunchHostFunc(a, blocker_fn, &blk), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(e1, a), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(b, e1), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(b, after_fn, &on_b), ACL_SUCCESS);
+    /* transitively: C waits for an event recorded on B after B's wait */
+    assert_int_equal(aclrtRecordEvent(e2, b), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(c, e2), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(c, after_fn, &on_c), ACL_SUCCESS);
+
+    assert_true(gate_wait(&blk.started, WAIT_MS));
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(b, 30), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(c, 1), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    assert_int_equal(atomic_load(&on_b.ran), 0);
+    assert_int_equal(atomic_load(&on_c.ran), 0);
+    assert_int_equal(status_of(e2), ACL_EVENT_RECORDED_STATUS_NOT_READY);
+    gate_open(&blk.release);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(c, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS), ACL_SUCCESS);
+    assert_true(atomic_load(&blk.released_ok));
+    assert_int_equal(atomic_load(&on_b.ran), 1);
+    assert_int_equal(atomic_load(&on_b.ran_after), 1);
+    assert_int_equal(atomic_load(&on_c.ran), 1);
+    assert_int_equal(atomic_load(&on_c.ran_after), 1);
+    assert_int_equal(status_of(e2), ACL_EVENT_RECORDED_STATUS_COMPLETE);
+
+    assert_int_equal(aclrtDestroyEvent(e1), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(e2), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(a), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(b), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(c), ACL_SUCCESS);
+}
+
+/* A wait concerns the records made before it; with none it passes at once. */
+static void test_wait_without_prior_record(void **state)
+{
+    (void)state;
+    aclrtStream a, b;
+    aclrtEvent ev;
+    assert_int_equal(aclrtCreateStream(&a), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateStream(&b), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    static atomic_int n = 0;
+    assert_int_equal(aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);   /* never recorded */
+    assert_int_equal(aclrtLaunchHostFunc(b, count_fn, &n), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&n), 1);
+    assert_int_equal(aclrtStreamWaitEvent(NULL, ev), ACL_SUCCESS);   /* default stream too */
+    assert_int_equal(aclrtLaunchHostFunc(NULL, count_fn, &n), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(NULL, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&n), 2);
+
+    /* a record made after the wait was queued does not hold the waiter back */
+    static struct blocker blk;
+    blocker_init(&blk);
+    assert_int_equal(aclrtLaunchHostFunc(a, blocker_fn, &blk), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(b, ev), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, a), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(b, count_fn, &n), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&n), 3);
+    assert_false(gate_is_open(&blk.finished));
+    gate_open(&blk.release);
+    assert_int_equal(aclrtSynchronizeStream(a), ACL_SUCCESS);
+    assert_true(atomic_load(&blk.released_ok));
+
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(a), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(b), ACL_SUCCESS);
+}
+
+static void test_elapsed_time(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    aclrtEvent start, end;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&start), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&end), ACL_SUCCESS);
+    float ms = -1;
+
+    /* neither recorded yet */
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, end), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtEventElapsedTime", "startEvent");
+
+    /* Everything is queued at once; only timestamps taken when the records
+     * execute can be ~50 ms apart. */
+    static int sleep = 50;
+    assert_int_equal(aclrtRecordEvent(start, s), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s, sleep_fn, &sleep), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(end, s), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, end), ACL_SUCCESS);
+    print_message("elapsed %.3f ms\n", ms);
+    if (!(ms >= 45.0f))
+        fail_msg("elapsed time %.3f ms across a 50 ms host function", ms);
+
+    /* same with the records queued behind a blocker released later */
+    static struct blocker blk;
+    blocker_init(&blk);
+    assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &blk), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(start, s), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s, sleep_fn, &sleep), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(end, s), ACL_SUCCESS);
+    assert_true(gate_wait(&blk.started, WAIT_MS));
+    /* the latest records have not completed */
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, end), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtEventElapsedTime", "startEvent");
+    gate_open(&blk.release);
+    assert_int_equal(aclrtSynchronizeEvent(end), ACL_SUCCESS);
+    ms = -1;
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, end), ACL_SUCCESS);
+    if (!(ms >= 45.0f))
+        fail_msg("elapsed time %.3f ms across a 50 ms host function (second round)", ms);
+
+    /* only the end event is missing a completed record */
+    aclrtEvent fresh;
+    assert_int_equal(aclrtCreateEvent(&fresh), ACL_SUCCESS);
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, fresh), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtEventElapsedTime", "endEvent");
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, start), ACL_SUCCESS);
+    assert_true(ms == 0.0f);
+
+    /* arguments */
+    assert_int_equal(aclrtEventElapsedTime(NULL, start, end), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtEventElapsedTime", "ms");
+    assert_int_equal(aclrtEventElapsedTime(&ms, NULL, end), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtEventElapsedTime", "startEvent");
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtEventElapsedTime", "endEvent");
+    assert_int_equal(aclrtDestroyEvent(fresh), ACL_SUCCESS);
+    assert_int_equal(aclrtEventElapsedTime(&ms, start, fresh), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtEventElapsedTime", "endEvent");
+    assert_int_equal(aclrtEventElapsedTime(&ms, fresh, end), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtEventElapsedTime", "startEvent");
+
+    assert_int_equal(aclrtDestroyEvent(start), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(end), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+static void test_bad_event_handles(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    aclrtEvent dead, live;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&dead), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(dead), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&live), ACL_SUCCESS);   /* may reuse dead's slot */
+    assert_int_equal(aclrtRecordEvent(live, s), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeEvent(live), ACL_SUCCESS);
+    int local;
+    aclrtEvent bad[] = {
+        dead,
+        (aclrtEvent)(uintptr_t)0xdeadbee0u,
+        (aclrtEvent)&local,
+        (aclrtEvent)s,                                        /* a stream is not an event */
+        (aclrtEvent)((uintptr_t)live ^ ((uintptr_t)1 << 40)), /* forged generation */
+        (aclrtEvent)((uintptr_t)live + ((uintptr_t)700 << 3)), /* another slot */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        aclrtEvent x = bad[i];
+        aclrtEventRecordedStatus st;
+        float ms;
+        print_message("bad event handle %zu: %p\n", i, x);
+        assert_int_equal(aclrtRecordEvent(x, s), ACL_ERROR_RT_INVALID_HANDLE);
+        expect_msg("aclrtRecordEvent", "event");
+        assert_int_equal(aclrtStreamWaitEvent(s, x), ACL_ERROR_RT_INVALID_HANDLE);
+        expect_msg("aclrtStreamWaitEvent", "event");
+        assert_int_equal(aclrtSynchronizeEvent(x), ACL_ERROR_RT_INVALID_HANDLE);
+        expect_msg("aclrtSynchronizeEvent", "event");
+        assert_int_equal(aclrtQueryEventStatus(x, &st), ACL_ERROR_RT_INVALID_HANDLE);
+        expect_msg("aclrtQueryEventStatus", "event");
+        assert_int_equal(aclrtEventElapsedTime(&ms, x, live), ACL_ERROR_RT_INVALID_HANDLE);
+        expect_msg("aclrtEventElapsedTime", "startEvent");
+        assert_int_equal(aclrtEventElapsedTime(&ms, live, x), ACL_ERROR_RT_INVALID_HANDLE);
+        expect_msg("aclrtEventElapsedTime", "endEvent");
+        assert_int_equal(aclrtDestroyEvent(x), ACL_ERROR_RT_INVALID_HANDLE);
+        expect_msg("aclrtDestroyEvent", "event");
+    }
+    /* nothing was queued by the failed calls; the live event is undisturbed */
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(s, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(status_of(live), ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    assert_int_equal(aclrtDestroyEvent(live), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    aclrtEvent ev;
+    aclrtEventRecordedStatus st;
+    float ms;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtCreateEvent", "event");
+    assert_int_equal(aclrtDestroyEvent(NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtDestroyEvent", "event");
+    assert_int_equal(aclrtRecordEvent(NULL, s), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtRecordEvent", "event");
+    assert_int_equal(aclrtRecordEvent(NULL, NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtRecordEvent", "event");
+    assert_int_equal(aclrtStreamWaitEvent(s, NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtStreamWaitEvent", "event");
+    assert_int_equal(aclrtSynchronizeEvent(NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtSynchronizeEvent", "event");
+    assert_int_equal(aclrtQueryEventStatus(NULL, &st), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtQueryEventStatus", "event");
+    assert_int_equal(aclrtQueryEventStatus(ev, NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtQueryEventStatus", "status");
+    assert_int_equal(aclrtEventElapsedTime(&ms, NULL, NULL), ACL_ERROR_INVALID_PARAM);
+    expect_msg("aclrtEventElapsedTime", "Event");
+    /* the event is still usable and was never recorded */
+    assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_NOT_READY);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(s, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+/* Destroying an event while records and waits on it are still queued. */
+static void test_destroy_event_with_queued_tasks(void **state)
+{
+    (void)state;
+    enum { W = 3 };
+    aclrtStream a, w[W];
+    aclrtEvent ev;
+    static struct blocker blk;
+    blocker_init(&blk);
+    static struct after_check chk = {&blk, 0, 0};
+    assert_int_equal(aclrtCreateStream(&a), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(a, blocker_fn, &blk), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, a), ACL_SUCCESS);
+    assert_true(gate_wait(&blk.started, WAIT_MS));
+    for (int i = 0; i < W; i++) {
+        assert_int_equal(aclrtCreateStream(&w[i]), ACL_SUCCESS);
+        assert_int_equal(aclrtStreamWaitEvent(w[i], ev), ACL_SUCCESS);
+        assert_int_equal(aclrtLaunchHostFunc(w[i], after_fn, &chk), ACL_SUCCESS);
+    }
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(w[0], 20),
+                     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);   /* parked on the event */
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    aclrtEventRecordedStatus st;
+    assert_int_equal(aclrtQueryEventStatus(ev, &st), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtQueryEventStatus", "event");
+    /* the queued record and waits still work after the handle is gone */
+    gate_open(&blk.release);
+    for (int i = 0; i < W; i++)
+        assert_int_equal(aclrtSynchronizeStreamWithTimeout(w[i], WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(a, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&chk.ran), W);
+    assert_int_equal(atomic_load(&chk.ran_after), W);
+    assert_true(atomic_load(&blk.released_ok));
+    for (int i = 0; i < W; i++)
+        assert_int_equal(aclrtDestroyStream(w[i]), ACL_SUCCESS);
+
+    /* an event destroyed with only a queued record, then its stream force-destroyed */
+    static struct blocker blk2;
+    blocker_init(&blk2);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(a, blocker_fn, &blk2), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, a), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(NULL, ev), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_true(gate_wait(&blk2.started, WAIT_MS));
+    gate_open(&blk2.release);
+    assert_int_equal(aclrtDestroyStreamForce(a), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(NULL, WAIT_MS), ACL_SUCCESS);
+    assert_true(atomic_load(&blk2.released_ok));
+}
+
+/* Record on a stream of device 0, wait on a stream of device 1. */
+static void test_event_across_devices(void **state)
+{
+    (void)state;
+    aclrtContext ctx0 = current_context();
+    aclrtStream s0, s1;
+    aclrtEvent ev;
+    assert_int_equal(aclrtCreateStream(&s0), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    assert_int_equal(aclrtSetDevice(1), ACL_SUCCESS);
+    aclrtContext ctx1 = current_context();
+    assert_ptr_not_equal(ctx0, ctx1);
+    assert_int_equal(aclrtCreateStream(&s1), ACL_SUCCESS);
+
+    static struct blocker blk;
+    blocker_init(&blk);
+    static struct after_check chk = {&blk, 0, 0};
+    assert_int_equal(aclrtSetCurrentContext(ctx0), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s0, blocker_fn, &blk), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, s0), ACL_SUCCESS);
+    assert_int_equal(aclrtSetCurrentContext(ctx1), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(s1, ev), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s1, after_fn, &chk), ACL_SUCCESS);
+    assert_true(gate_wait(&blk.started, WAIT_MS));
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(s1, 30), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    assert_int_equal(atomic_load(&chk.ran), 0);
+    /* device 1's workers are free: its default stream still runs */
+    static atomic_int n = 0;
+    assert_int_equal(aclrtLaunchHostFunc(NULL, count_fn, &n), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(NULL, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&n), 1);
+    gate_open(&blk.release);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(s1, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&chk.ran), 1);
+    assert_int_equal(atomic_load(&chk.ran_after), 1);
+    assert_true(atomic_load(&blk.released_ok));
+    assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+
+    /* and back: record on device 1, wait on device 0 */
+    static struct blocker blk2;
+    blocker_init(&blk2);
+    static struct after_check chk2 = {&blk2, 0, 0};
+    assert_int_equal(aclrtLaunchHostFunc(s1, blocker_fn, &blk2), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, s1), ACL_SUCCESS);
+    assert_int_equal(aclrtSetCurrentContext(ctx0), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(s0, ev), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s0, after_fn, &chk2), ACL_SUCCESS);
+    assert_true(gate_wait(&blk2.started, WAIT_MS));
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(s0, 20), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    gate_open(&blk2.release);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(s0, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&chk2.ran_after), 1);
+
+    assert_int_equal(aclrtDestroyStream(s0), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtSetCurrentContext(ctx1), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(s1), ACL_SUCCESS);
+    assert_int_equal(aclrtResetDevice(1), ACL_SUCCESS);
+}
+
+/* A wait is for the latest record made before it, not for a later one that
+ * happens to run first on another stream. */
+static void test_wait_targets_its_own_record(void **state)
+{
+    (void)state;
+    aclrtStream slow, fast, w_early, w_late;
+    aclrtEvent ev;
+    assert_int_equal(aclrtCreateStream(&slow), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateStream(&fast), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateStream(&w_early), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateStream(&w_late), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    static struct blocker blk;
+    blocker_init(&blk);
+    static struct after_check early = {&blk, 0, 0};
+    static atomic_int late = 0;
+
+    assert_int_equal(aclrtLaunchHostFunc(slow, blocker_fn, &blk), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, slow), ACL_SUCCESS);       /* record 1: held back */
+    assert_int_equal(aclrtStreamWaitEvent(w_early, ev), ACL_SUCCESS); /* waits for record 1 */
+    assert_int_equal(aclrtLaunchHostFunc(w_early, after_fn, &early), ACL_SUCCESS);
+    assert_true(gate_wait(&blk.started, WAIT_MS));
+    assert_int_equal(aclrtRecordEvent(ev, fast), ACL_SUCCESS);       /* record 2: runs now */
+    assert_int_equal(aclrtSynchronizeStream(fast), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(w_late, ev), ACL_SUCCESS);  /* waits for record 2 */
+    assert_int_equal(aclrtLaunchHostFunc(w_late, count_fn, &late), ACL_SUCCESS);
+
+    /* record 2 ran: the late waiter passes, the status of the latest record is COMPLETE */
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(w_late, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&late), 1);
+    assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+    /* record 1 did not: the early waiter still waits */
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(w_early, 30),
+                     ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    assert_int_equal(atomic_load(&early.ran), 0);
+    gate_open(&blk.release);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(w_early, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&early.ran), 1);
+    assert_int_equal(atomic_load(&early.ran_after), 1);
+    assert_true(atomic_load(&blk.released_ok));
+
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(slow), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(fast), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(w_early), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(w_late), ACL_SUCCESS);
+}
+
+/* A record discarded by aclrtDestroyStreamForce marks the event reached (nothing
+ * waits forever) but takes no timestamp. */
+static void test_discarded_record(void **state)
+{
+    (void)state;
+    aclrtStream s, w;
+    aclrtEvent start, end;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateStream(&w), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&start), ACL_SUCCESS);
+    assert_int_equal(aclrtCreateEvent(&end), ACL_SUCCESS);
+    static struct blocker blk;
+    blocker_init(&blk);
+    static atomic_int n = 0;
+    assert_int_equal(aclrtRecordEvent(start, s), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &blk), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(end, s), ACL_SUCCESS);
+    assert_int_equal(aclrtStreamWaitEvent(w, end), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(w, count_fn, &n), ACL_SUCCESS);
+    assert_true(gate_wait(&blk.started, WAIT_MS));
+    gate_open(&blk.release);   /* the running blocker finishes; the record after it is dropped */
+    assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStreamWithTimeout(w, WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&n), 1);
+    assert_int_equal(aclrtSynchronizeEvent(end), ACL_SUCCESS);
+    assert_int_equal(status_of(end), ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    float ms = -1;
+    aclError err = aclrtEventElapsedTime(&ms, start, end);
+    if (err == ACL_SUCCESS) {
+        /* the record ran before the destroy reached it: a real measurement */
+        assert_true(ms >= 0.0f);
+    } else {
+        assert_int_equal(err, ACL_ERROR_INVALID_PARAM);
+        expect_msg("aclrtEventElapsedTime", "endEvent");
+    }
+    assert_true(atomic_load(&blk.released_ok));
+    assert_int_equal(aclrtDestroyEvent(start), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(end), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyStream(w), ACL_SUCCESS);
+}
+
+/* Events survive a device reset (docs/runtime.md), but not aclFinalize: a
+ * handle from an earlier aclInit session is stale. */
+static void test_events_across_reset_and_finalize(void **state)
+{
+    (void)state;
+    aclrtEvent ev, old;
+    assert_int_equal(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    assert_int_equal(aclrtRecordEvent(ev, NULL), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtResetDevice(0), ACL_SUCCESS);
+    assert_int_equal(aclrtSetDevice(0), ACL_SUCCESS);
+    assert_int_equal(status_of(ev), ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    assert_int_equal(aclrtRecordEvent(ev, NULL), ACL_SUCCESS);   /* usable on the new context */
+    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+
+    assert_int_equal(aclrtCreateEvent(&old), ACL_SUCCESS);
+    assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclFinalize(), ACL_SUCCESS);   /* with the live event `old` */
+    assert_int_equal(setup(NULL), 0);
+    aclrtEventRecordedStatus st;
+    assert_int_equal(aclrtQueryEventStatus(old, &st), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtQueryEventStatus", "event");
+    assert_int_equal(aclrtRecordEvent(old, NULL), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtRecordEvent", "event");
+    assert_int_equal(aclrtDestroyEvent(old), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtDestroyEvent", "event");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uninitialized),
+        cmocka_unit_test_setup_teardown(test_create_destroy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_and_synchronize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_orders_across_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_without_prior_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_elapsed_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_event_handles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_null_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_event_with_queued_tasks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_across_devices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_targets_its_own_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discarded_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events_across_reset_and_finalize, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
