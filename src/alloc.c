@@ -34,3 +34,13 @@ void *aclsim__malloc(size_t size) { return inject() ? NULL : malloc(size); }
 void *aclsim__calloc(size_t count, size_t size) { return inject() ? NULL : calloc(count, size); }
 void *aclsim__realloc(void *p, size_t size) { return inject() ? NULL : realloc(p, size); }
 char *aclsim__strdup(const char *s) { return inject() ? NULL : strdup(s); }
+
+void *aclsim__aligned_alloc(size_t align, size_t size)
+{
+    void *p = NULL;
+    if (inject())
+        return NULL;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}

@@ -64,6 +64,7 @@ void *aclsim__malloc(size_t size);
 void *aclsim__calloc(size_t count, size_t size);
 void *aclsim__realloc(void *p, size_t size);
 char *aclsim__strdup(const char *s);
+void *aclsim__aligned_alloc(size_t align, size_t size);   /* align: a power of two */
 void aclsim__fail_allocation_after(long n);   /* n < 0: never fail */
 long aclsim__allocations_failed(void);       /* how many failed so far */
 

@@ -161,7 +161,8 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
                              .u.kernel = {.kernel = k, .blocks = numBlocks}};
-    char *buf = need ? aclsim__malloc(need) : NULL;
+    /* Aligned for the most aligned parameter: invoke reads them in place. */
+    char *buf = need ? aclsim__aligned_alloc(max_align, need) : NULL;
     if (need && !buf)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
                             k->name);
