@@ -14,7 +14,42 @@
 struct binary {
     void *dl;
     char *path;
+    void *handle;
+    struct binary *prev, *next;   /* loaded, under loaded_lock */
 };
+
+/* Binaries not yet unloaded: aclFinalize unloads what the program forgot. */
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct binary *loaded;
+
+static void unlink_binary(struct binary *b)
+{
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        loaded = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+}
+
+static void unload(struct binary *b)
+{
+    dlclose(b->dl);   /* its destructors unregister its variables and kernels */
+    free(b->path);
+    free(b);
+}
+
+void aclsim__binaries_finalize(void)
+{
+    pthread_mutex_lock(&loaded_lock);
+    while (loaded) {
+        struct binary *b = loaded;
+        unlink_binary(b);
+        aclsim__handle_free(b->handle);
+        unload(b);
+    }
+    pthread_mutex_unlock(&loaded_lock);
+}
 
 static struct binary *binary_of(aclrtBinHandle h, const char *api, aclError *err)
 {
@@ -83,6 +118,13 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
         free(b);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
     }
+    b->handle = h;
+    pthread_mutex_lock(&loaded_lock);
+    b->next = loaded;
+    if (loaded)
+        loaded->prev = b;
+    loaded = b;
+    pthread_mutex_unlock(&loaded_lock);
     *binHandle = h;
     return ACL_SUCCESS;
 }
@@ -101,10 +143,18 @@ aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
         if (atomic_load(&aclsim__devices[d].open) &&
             (err = aclsim__device_synchronize(&aclsim__devices[d], api)))
             return err;
-    aclsim__handle_free(binHandle);
-    dlclose(b->dl);   /* its destructors unregister its variables and kernels */
-    free(b->path);
-    free(b);
+    pthread_mutex_lock(&loaded_lock);
+    bool live = aclsim__handle_get(binHandle, ACLSIM_H_BINARY) == b;   /* not raced away */
+    if (live) {
+        aclsim__handle_free(binHandle);
+        unlink_binary(b);
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    if (!live)
+        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "binHandle %p is not a loaded binary (unloaded, or never loaded)",
+                            binHandle);
+    unload(b);
     return ACL_SUCCESS;
 }
 

@@ -408,6 +408,10 @@ aclError aclsim__symbol_resolve(const void *symbol, const char *api,
  * a binary whose load raised it is incomplete and is refused. */
 extern atomic_ulong aclsim__registration_failures;
 
+/* ---- binary.c ---- */
+/* aclFinalize: unloads the kernel binaries the program did not unload. */
+void aclsim__binaries_finalize(void);
+
 /* ---- kernel.c ------------------------------------------------------------- */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
 

@@ -331,6 +331,7 @@ aclError aclFinalize(void)
             aclsim__device_release((int32_t)i, true, "aclFinalize");
         aclsim__heap_destroy(&dev->heap);
     }
+    aclsim__binaries_finalize();
     aclsim__events_finalize();
     aclsim__memory_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
