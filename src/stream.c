@@ -16,6 +16,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,32 @@ static inline void cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+/* Bounded polling: pure spinning for the first SPIN_PURE_NS (the common
+ * hand-off takes a microsecond or two), then a sched_yield per round, so
+ * that a poller sharing a core with the thread it waits for lets that
+ * thread run instead of burning the core until its budget is spent. */
+#define SPIN_PURE_NS 2000
+struct backoff { uint64_t start, end; };
+
+static inline struct backoff backoff_start(uint64_t budget_ns)
+{
+    uint64_t t = now_ns();
+    return (struct backoff){t, t + budget_ns};
+}
+
+/* One round of waiting; false once the budget is spent. */
+static inline bool backoff_wait(struct backoff *b)
+{
+    uint64_t t = now_ns();
+    if (t >= b->end)
+        return false;
+    if (t - b->start < SPIN_PURE_NS)
+        cpu_relax();
+    else
+        sched_yield();
+    return true;
 }
 
 /* The executor's locks are held for a few instructions at a time by a host
@@ -255,8 +282,7 @@ static bool linger(struct aclsim__stream *s)
     uint64_t seen = atomic_load_explicit(&s->submitted, memory_order_relaxed);
     unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
     pthread_mutex_unlock(&s->lock);
-    for (uint64_t end = now_ns() + LINGER_NS; now_ns() < end;) {
-        cpu_relax();
+    for (struct backoff b = backoff_start(LINGER_NS); backoff_wait(&b);) {
         uint64_t arrived = atomic_load_explicit(&s->submitted, memory_order_relaxed) - seen;
         if (arrived >= LINGER_BATCH || (arrived && atomic_load_explicit(&s->hurry, memory_order_relaxed)) ||
             atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
@@ -430,10 +456,10 @@ static void *worker_main(void *arg)
             unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_acquire);
             dev->spinner = true;
             pthread_mutex_unlock(&dev->exec_lock);
-            for (uint64_t end = now_ns() + WORKER_SPIN_NS;
+            for (struct backoff b = backoff_start(WORKER_SPIN_NS);
                  atomic_load_explicit(&dev->work_hint, memory_order_acquire) == hint &&
-                 now_ns() < end;)
-                cpu_relax();
+                 backoff_wait(&b);)
+                ;
             pthread_mutex_lock(&dev->exec_lock);
             dev->spinner = false;
             if (atomic_load_explicit(&dev->work_hint, memory_order_acquire) != hint || dev->stop)
@@ -688,8 +714,7 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
         return true;
     atomic_fetch_add(&s->hurry, 1);   /* a lingering worker stops batching */
     bool done = false;
-    for (uint64_t end = now_ns() + HOST_SPIN_NS; !done && now_ns() < end;) {
-        cpu_relax();
+    for (struct backoff b = backoff_start(HOST_SPIN_NS); !done && backoff_wait(&b);) {
         done = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
     }
     atomic_fetch_sub(&s->hurry, 1);

@@ -173,7 +173,8 @@ void aclsimUnregisterVar(aclsimVar *var)
     pthread_mutex_lock(&aclsim__registry_lock);
     if (aclsim__map_get(&vars, var->symbol) == var) {
         aclsim__map_remove(&vars, var->symbol);
-        for (size_t i = 0; i < nvars; i++)
+        /* From the back: destructors unregister newest first. */
+        for (size_t i = nvars; i-- > 0;)
             if (all_vars[i] == var) {
                 all_vars[i] = all_vars[--nvars];
                 break;
