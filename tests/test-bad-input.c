@@ -46,6 +46,7 @@
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
+#include "common.h"
 
 #ifndef ACLSIM_TEST_KERNELS_PATH
 #error "ACLSIM_TEST_KERNELS_PATH is not defined (no tests/kernels/*.c?)"
@@ -744,7 +745,9 @@ struct snap {
     aclrtEventRecordedStatus ev;
 };
 
-static void drain_msg(void)
+/* Reads the recent error message until there is none (common.h's drain_msg
+ * reads it once). */
+static void drain_all_msgs(void)
 {
     while (aclGetRecentErrMsg() != NULL) {
     }
@@ -781,7 +784,7 @@ static void take_snapshot(struct snap *s, bool initialized)
         if (s->cur_rc == ACL_SUCCESS)
             s->switch_rc |= aclrtSetCurrentContext(s->cur);
     }
-    drain_msg();
+    drain_all_msgs();
 }
 
 /* Appends the names of the fields that differ to out; false if any. */
@@ -823,7 +826,7 @@ struct thread_job {
 
 static void call_and_collect(const struct row *r, struct outcome *o)
 {
-    drain_msg();
+    drain_all_msgs();
     o->got = r->call();
     const char *m = aclGetRecentErrMsg();
     o->has_msg = m != NULL;
@@ -946,8 +949,6 @@ static void run_rows(const struct row *rows, size_t count, const char *phase)
 
 /* ---- fixture setup ---------------------------------------------------------------- */
 
-#define OK(expr) assert_int_equal((expr), ACL_SUCCESS)
-
 static void configure_env(void)
 {
     setenv("ACLSIM_DEVICE_COUNT", "2", 1);
@@ -1031,7 +1032,7 @@ static void fixture_setup(void)
     OK(aclrtRecordEvent(F.e0, F.s0));
     OK(aclrtSynchronizeStream(F.s0));
     OK(aclrtCreateEvent(&F.e_unrec));
-    drain_msg();
+    drain_all_msgs();
 }
 
 static void fixture_teardown(void)
@@ -1168,7 +1169,7 @@ static void test_finalized_handles(void **state)
     (void)aclrtDestroyEvent(OLD.e0);
     (void)aclrtDestroyEvent(OLD.e_unrec);
     (void)aclrtBinaryUnLoad(OLD.bh);
-    drain_msg();
+    drain_all_msgs();
     fixture_teardown();
     OK(aclFinalize());
     if (g_rows_failed != before)

@@ -25,6 +25,7 @@
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
+#include "common.h"
 
 #ifndef ACLSIM_TEST_KERNELS_PATH
 #error "ACLSIM_TEST_KERNELS_PATH is not defined (no tests/kernels/*.c?)"
@@ -40,8 +41,6 @@ typedef struct hbin_point {
 
 /* A device variable of the main program, used while binaries come and go. */
 ACLSIM_DEVICE_VAR(int64_t, hbin_main_ticker, [32]);
-
-#define ASSERT_OK(expr) assert_int_equal((expr), ACL_SUCCESS)
 
 /* Asserts that got == want and that the recent error message mentions every
  * non-NULL needle. */
@@ -66,13 +65,6 @@ static bool kernels_mapped(void)
     return dl != NULL;
 }
 
-static size_t device_free_memory(void)
-{
-    size_t free_bytes = 0, total = 0;
-    ASSERT_OK(aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total));
-    return free_bytes;
-}
-
 static int32_t read_i32(const void *dev)
 {
     int32_t v = -1;
@@ -91,11 +83,9 @@ static void launch_bump(aclrtBinHandle h, int32_t delta)
 
 static int setup_env(const char *soc)
 {
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
     if (soc)
         setenv("ACLSIM_SOC_VERSION", soc, 1);
-    if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS)
+    if (init_devices("2", "64M") != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS)
         return -1;
     return 0;
 }
@@ -115,13 +105,7 @@ static int setup_unsupported_soc(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    (void)aclrtResetDeviceForce(1);
-    (void)aclrtResetDeviceForce(0);
-    (void)aclFinalize();
-    (void)aclGetRecentErrMsg();
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    unsetenv("ACLSIM_SOC_VERSION");
+    (void)reset_and_finalize();
     return 0;
 }
 
@@ -675,7 +659,7 @@ static void test_after_unload(void **state)
     /* the main program's variables exist on device 0 before the baseline */
     void *ticker = NULL;
     ASSERT_OK(aclrtGetSymbolAddress(hbin_main_ticker, &ticker));
-    size_t free_before = device_free_memory();
+    size_t free_before = hbm_free();
 
     aclrtBinHandle h = NULL;
     ASSERT_OK(aclrtBinaryLoadFromFile(kPath, NULL, &h));
@@ -686,7 +670,7 @@ static void test_after_unload(void **state)
     void *counter = NULL;
     size_t size = 0;
     ASSERT_OK(aclrtBinaryGetGlobal(h, "hbin_counter", &counter, &size));
-    assert_true(device_free_memory() < free_before);
+    assert_true(hbm_free() < free_before);
 
     /* the host objects, looked up through our own reference to the file */
     void *dl = dlopen(kPath, RTLD_NOW);
@@ -736,7 +720,7 @@ static void test_after_unload(void **state)
     ASSERT_OK(aclrtSynchronizeStream(NULL));
 
     /* its instances were given back */
-    assert_int_equal(device_free_memory(), free_before);
+    assert_int_equal(hbm_free(), free_before);
 
     /* loading it again gives new handles; the old ones stay dead */
     aclrtBinHandle h2 = NULL;
@@ -755,7 +739,7 @@ static void test_after_unload(void **state)
     assert_int_equal(read_i32(counter), 8);
     ASSERT_OK(aclrtBinaryUnLoad(h2));
     assert_false(kernels_mapped());
-    assert_int_equal(device_free_memory(), free_before);
+    assert_int_equal(hbm_free(), free_before);
     /* the main program's variable is untouched */
     void *ticker_again = NULL;
     ASSERT_OK(aclrtGetSymbolAddress(hbin_main_ticker, &ticker_again));
@@ -776,7 +760,7 @@ static void test_load_unload_repeated(void **state)
         ASSERT_OK(aclrtSetCurrentContext(ctx[d]));
         void *ticker = NULL;
         ASSERT_OK(aclrtGetSymbolAddress(hbin_main_ticker, &ticker));
-        free_before[d] = device_free_memory();
+        free_before[d] = hbm_free();
     }
 
     for (int i = 0; i < 50; i++) {
@@ -798,7 +782,7 @@ static void test_load_unload_repeated(void **state)
     assert_false(kernels_mapped());
     for (int d = 0; d < 2; d++) {
         ASSERT_OK(aclrtSetCurrentContext(ctx[d]));
-        assert_int_equal(device_free_memory(), free_before[d]);
+        assert_int_equal(hbm_free(), free_before[d]);
     }
 }
 
@@ -813,11 +797,8 @@ struct copier {
 
 static void copier_error(struct copier *c, const char *what, long i)
 {
-    if (atomic_fetch_add(&c->errors, 1) == 0) {
-        const char *m = aclGetRecentErrMsg();
-        snprintf(c->first_error, sizeof c->first_error, "device %d iteration %ld: %s (%s)",
-                 c->device, i, what, m ? m : "no message");
-    }
+    note_first_error(&c->errors, c->first_error, sizeof c->first_error,
+                     "device %d iteration %ld: %s", c->device, i, what);
 }
 
 static void *copier_main(void *arg)

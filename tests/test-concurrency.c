@@ -19,8 +19,7 @@
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
-
-#define ASSERT_OK(expr) assert_int_equal((expr), ACL_SUCCESS)
+#include "common.h"
 
 #define WORDS 512          /* uint32_t words per copier variable */
 #define COPIERS 4
@@ -60,20 +59,13 @@ ACLSIM_KERNEL_REGISTER(conc_where, uint64_t *);
 static int setup(void **state)
 {
     (void)state;
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
-    return aclInit(NULL) == ACL_SUCCESS ? 0 : -1;
+    return init_devices("2", "64M") == ACL_SUCCESS ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    (void)aclrtResetDeviceForce(0);
-    (void)aclrtResetDeviceForce(1);
-    (void)aclFinalize();
-    (void)aclGetRecentErrMsg();
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
+    (void)reset_and_finalize();
     return 0;
 }
 
@@ -88,11 +80,8 @@ struct worker {
 
 static void worker_error(struct worker *w, const char *what, long round)
 {
-    if (atomic_fetch_add(&w->errors, 1) == 0) {
-        const char *m = aclGetRecentErrMsg();
-        snprintf(w->first_error, sizeof w->first_error, "worker %d (device %d) round %ld: %s (%s)",
-                 w->index, w->device, round, what, m ? m : "no message");
-    }
+    note_first_error(&w->errors, w->first_error, sizeof w->first_error,
+                     "worker %d (device %d) round %ld: %s", w->index, w->device, round, what);
 }
 
 static void fill(uint32_t *p, size_t n, int who, long round)
@@ -207,11 +196,8 @@ struct churner {
 
 static void churn_error(struct churner *c, const char *what, long i)
 {
-    if (atomic_fetch_add(&c->errors, 1) == 0) {
-        const char *m = aclGetRecentErrMsg();
-        snprintf(c->first_error, sizeof c->first_error, "stream thread iteration %ld: %s (%s)",
-                 i, what, m ? m : "no message");
-    }
+    note_first_error(&c->errors, c->first_error, sizeof c->first_error,
+                     "stream thread iteration %ld: %s", i, what);
 }
 
 static void *churner_main(void *arg)

@@ -22,134 +22,9 @@
 #include <time.h>
 
 #include "acl/acl.h"
-
-#define MiB ((size_t)1 << 20)
-
-static const char *const config_vars[] = {
-    "ACLSIM_DEVICE_COUNT", "ACLSIM_SOC_VERSION", "ACLSIM_DEVICE_MEMORY", "ACLSIM_WORKERS",
-    "ASCEND_RT_VISIBLE_DEVICES",
-};
+#include "common.h"
 
 /* ---- helpers --------------------------------------------------------------- */
-
-static void unset_config(void)
-{
-    for (size_t i = 0; i < sizeof config_vars / sizeof config_vars[0]; i++)
-        unsetenv(config_vars[i]);
-}
-
-static void expect_msg_(const char *file, int line, const char *first, ...)
-{
-    const char *msg = aclGetRecentErrMsg();
-    if (!msg) {
-        print_error("%s:%d: aclGetRecentErrMsg() is NULL, expected a message mentioning \"%s\"\n",
-                    file, line, first);
-        fail();
-    }
-    va_list ap;
-    va_start(ap, first);
-    for (const char *s = first; s; s = va_arg(ap, const char *)) {
-        if (!strstr(msg, s)) {
-            print_error("%s:%d: message \"%s\" does not mention \"%s\"\n", file, line, msg, s);
-            va_end(ap);
-            fail();
-        }
-    }
-    va_end(ap);
-}
-#define expect_msg(...) expect_msg_(__FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
-
-static void drain_msg(void) { (void)aclGetRecentErrMsg(); }
-
-static bool runtime_initialized(void)
-{
-    uint32_t n;
-    aclError rc = aclrtGetDeviceCount(&n);
-    drain_msg();
-    return rc != ACL_ERROR_UNINITIALIZE;
-}
-
-static aclrtContext current_context(void)
-{
-    aclrtContext c = NULL;
-    assert_int_equal(aclrtGetCurrentContext(&c), ACL_SUCCESS);
-    assert_non_null(c);
-    return c;
-}
-
-static int32_t current_device(void)
-{
-    int32_t d = -1;
-    assert_int_equal(aclrtGetDevice(&d), ACL_SUCCESS);
-    return d;
-}
-
-static size_t hbm_free(void)
-{
-    size_t f = 0, t = 0;
-    assert_int_equal(aclrtGetMemInfo(ACL_HBM_MEM, &f, &t), ACL_SUCCESS);
-    return f;
-}
-
-/* A helper thread that runs functions on request (its own current context). */
-struct actor {
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    void (*fn)(void *);
-    void *arg;
-    bool busy, quit;
-};
-
-static void *actor_main(void *p)
-{
-    struct actor *a = p;
-    pthread_mutex_lock(&a->lock);
-    for (;;) {
-        while (!a->busy && !a->quit)
-            pthread_cond_wait(&a->cond, &a->lock);
-        if (!a->busy)
-            break;
-        pthread_mutex_unlock(&a->lock);
-        a->fn(a->arg);
-        pthread_mutex_lock(&a->lock);
-        a->busy = false;
-        pthread_cond_broadcast(&a->cond);
-    }
-    pthread_mutex_unlock(&a->lock);
-    return NULL;
-}
-
-static void actor_start(struct actor *a)
-{
-    memset(a, 0, sizeof *a);
-    pthread_mutex_init(&a->lock, NULL);
-    pthread_cond_init(&a->cond, NULL);
-    assert_int_equal(pthread_create(&a->thread, NULL, actor_main, a), 0);
-}
-
-static void actor_run(struct actor *a, void (*fn)(void *), void *arg)
-{
-    pthread_mutex_lock(&a->lock);
-    a->fn = fn;
-    a->arg = arg;
-    a->busy = true;
-    pthread_cond_broadcast(&a->cond);
-    while (a->busy)
-        pthread_cond_wait(&a->cond, &a->lock);
-    pthread_mutex_unlock(&a->lock);
-}
-
-static void actor_stop(struct actor *a)
-{
-    pthread_mutex_lock(&a->lock);
-    a->quit = true;
-    pthread_cond_broadcast(&a->cond);
-    pthread_mutex_unlock(&a->lock);
-    pthread_join(a->thread, NULL);
-    pthread_cond_destroy(&a->cond);
-    pthread_mutex_destroy(&a->lock);
-}
 
 /* What an actor step did. */
 struct step {
@@ -203,26 +78,11 @@ static void step_create_context(void *p)
     record_msg(s);
 }
 
+/* A clean start (setup_clean), then 4 devices of 64M. */
 static int setup(void **state)
 {
-    (void)state;
-    unset_config();
-    if (runtime_initialized())
-        aclFinalize();
-    drain_msg();
-    setenv("ACLSIM_DEVICE_COUNT", "4", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
-    assert_int_equal(aclInit(NULL), ACL_SUCCESS);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (runtime_initialized())
-        aclFinalize();
-    drain_msg();
-    unset_config();
+    setup_clean(state);
+    assert_int_equal(init_devices("4", "64M"), ACL_SUCCESS);
     return 0;
 }
 
@@ -730,7 +590,7 @@ static void test_destroy_context_with_streams(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown_clean)
     const struct CMUnitTest tests[] = {
         T(test_default_context),
         T(test_create_context_becomes_current),

@@ -25,193 +25,7 @@
 #include <unistd.h>
 
 #include "acl/acl.h"
-
-#define WAIT_MS 5000      /* upper bound for anything that must happen */
-
-/* ---- helpers ------------------------------------------------------------ */
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-    }
-}
-
-/* One-shot latches with a bounded wait. All gates share one lock and condition
- * variable, so teardown can wake every waiter of a failed test (abort_waits)
- * without touching the failed test's (dead) stack. */
-struct gate {
-    bool open;
-};
-
-static pthread_mutex_t gates_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gates_cond = PTHREAD_COND_INITIALIZER;
-static bool gates_aborted;
-
-static void gate_init(struct gate *g)
-{
-    pthread_mutex_lock(&gates_lock);
-    g->open = false;
-    pthread_mutex_unlock(&gates_lock);
-}
-
-static void gate_open(struct gate *g)
-{
-    pthread_mutex_lock(&gates_lock);
-    g->open = true;
-    pthread_cond_broadcast(&gates_cond);
-    pthread_mutex_unlock(&gates_lock);
-}
-
-static bool gate_is_open(struct gate *g)
-{
-    pthread_mutex_lock(&gates_lock);
-    bool open = g->open;
-    pthread_mutex_unlock(&gates_lock);
-    return open;
-}
-
-/* true when the gate opened within ms. */
-static bool gate_wait(struct gate *g, int ms)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&gates_lock);
-    while (!g->open && !gates_aborted)
-        if (pthread_cond_timedwait(&gates_cond, &gates_lock, &deadline) == ETIMEDOUT)
-            break;
-    bool open = g->open;
-    pthread_mutex_unlock(&gates_lock);
-    return open;
-}
-
-static void abort_waits(bool on)
-{
-    pthread_mutex_lock(&gates_lock);
-    gates_aborted = on;
-    pthread_cond_broadcast(&gates_cond);
-    pthread_mutex_unlock(&gates_lock);
-}
-
-/* A host function that blocks its stream until released (or WAIT_MS pass). */
-struct blocker {
-    struct gate started, release, finished;
-    atomic_bool released_ok;   /* false: it gave up waiting */
-};
-
-static void blocker_init(struct blocker *b)
-{
-    gate_init(&b->started);
-    gate_init(&b->release);
-    gate_init(&b->finished);
-    atomic_init(&b->released_ok, false);
-}
-
-static void blocker_fn(void *arg)
-{
-    struct blocker *b = arg;
-    gate_open(&b->started);
-    atomic_store(&b->released_ok, gate_wait(&b->release, WAIT_MS));
-    gate_open(&b->finished);
-}
-
-static void count_fn(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
-
-/* Runs fn(arg) on a helper thread; call_wait bounds how long we wait for it. */
-struct call {
-    void (*fn)(void *);
-    void *arg;
-    struct gate done;
-    pthread_t thread;
-    bool joined;
-};
-
-static void *call_main(void *p)
-{
-    struct call *c = p;
-    c->fn(c->arg);
-    gate_open(&c->done);
-    return NULL;
-}
-
-static void call_start(struct call *c, void (*fn)(void *), void *arg)
-{
-    c->fn = fn;
-    c->arg = arg;
-    c->joined = false;
-    gate_init(&c->done);
-    assert_int_equal(pthread_create(&c->thread, NULL, call_main, c), 0);
-}
-
-/* true when the call returned within ms (and the thread is joined). */
-static bool call_wait(struct call *c, int ms)
-{
-    if (!gate_wait(&c->done, ms))
-        return false;
-    if (!c->joined) {
-        pthread_join(c->thread, NULL);
-        c->joined = true;
-    }
-    return true;
-}
-
-/* The calling thread's recent error message exists and names every needle. */
-static void expect_msg_(const char *file, int line, const char *needle1, const char *needle2)
-{
-    const char *m = aclGetRecentErrMsg();
-    if (!m)
-        fail_msg("%s:%d: aclGetRecentErrMsg() is NULL after a failure", file, line);
-    if (needle1 && !strstr(m, needle1))
-        fail_msg("%s:%d: message \"%s\" does not mention \"%s\"", file, line, m, needle1);
-    if (needle2 && !strstr(m, needle2))
-        fail_msg("%s:%d: message \"%s\" does not mention \"%s\"", file, line, m, needle2);
-}
-#define expect_msg(a, b) expect_msg_(__FILE__, __LINE__, a, b)
-
-static aclrtContext current_context(void)
-{
-    aclrtContext ctx = NULL;
-    assert_int_equal(aclrtGetCurrentContext(&ctx), ACL_SUCCESS);
-    return ctx;
-}
-
-/* ---- fixtures ------------------------------------------------------------- */
-
-static int setup(void **state)
-{
-    (void)state;
-    abort_waits(false);
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
-    setenv("ACLSIM_WORKERS", "2", 1);
-    aclError err = aclInit(NULL);
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    unsetenv("ACLSIM_WORKERS");
-    if (err != ACL_SUCCESS)
-        return -1;
-    if (aclrtSetDevice(0) != ACL_SUCCESS) {
-        aclFinalize();
-        return -1;
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    abort_waits(true);   /* a failed test may have left a blocker waiting */
-    aclFinalize();       /* 100037 when the test already finalized */
-    aclGetRecentErrMsg();
-    abort_waits(false);
-    return 0;
-}
+#include "common.h"
 
 /* ---- tests ----------------------------------------------------------------- */
 
@@ -817,7 +631,7 @@ static void test_events_across_reset_and_finalize(void **state)
     assert_int_equal(aclrtCreateEvent(&old), ACL_SUCCESS);
     assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
     assert_int_equal(aclFinalize(), ACL_SUCCESS);   /* with the live event `old` */
-    assert_int_equal(setup(NULL), 0);
+    assert_int_equal(setup_gated(NULL), 0);
     aclrtEventRecordedStatus st;
     assert_int_equal(aclrtQueryEventStatus(old, &st), ACL_ERROR_RT_INVALID_HANDLE);
     expect_msg("aclrtQueryEventStatus", "event");
@@ -827,23 +641,25 @@ static void test_events_across_reset_and_finalize(void **state)
     expect_msg("aclrtDestroyEvent", "event");
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uninitialized),
-        cmocka_unit_test_setup_teardown(test_create_destroy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_record_and_synchronize, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_status, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wait_orders_across_streams, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wait_without_prior_record, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_elapsed_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_event_handles, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_null_arguments, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_destroy_event_with_queued_tasks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_event_across_devices, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wait_targets_its_own_record, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_discarded_record, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_events_across_reset_and_finalize, setup, teardown),
+        T(test_create_destroy),
+        T(test_record_and_synchronize),
+        T(test_query_status),
+        T(test_wait_orders_across_streams),
+        T(test_wait_without_prior_record),
+        T(test_elapsed_time),
+        T(test_bad_event_handles),
+        T(test_null_arguments),
+        T(test_destroy_event_with_queued_tasks),
+        T(test_event_across_devices),
+        T(test_wait_targets_its_own_record),
+        T(test_discarded_record),
+        T(test_events_across_reset_and_finalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

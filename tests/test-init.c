@@ -25,58 +25,11 @@
 #include <unistd.h>
 
 #include "acl/acl.h"
-
-#define MiB ((size_t)1 << 20)
-#define GiB ((size_t)1 << 30)
-
-static const char *const config_vars[] = {
-    "ACLSIM_DEVICE_COUNT", "ACLSIM_SOC_VERSION", "ACLSIM_DEVICE_MEMORY", "ACLSIM_WORKERS",
-    "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT",
-    "ASCEND_LOG_PRINT_TO_STDOUT",
-};
+#include "common.h"
 
 static char tmpdir[256];
 
 /* ---- helpers --------------------------------------------------------------- */
-
-static void unset_config(void)
-{
-    for (size_t i = 0; i < sizeof config_vars / sizeof config_vars[0]; i++)
-        unsetenv(config_vars[i]);
-}
-
-/* Asserts that the calling thread has a recent error message containing each
- * of the given strings (NULL-terminated list); consumes the message. */
-static void expect_msg_(const char *file, int line, const char *first, ...)
-{
-    const char *msg = aclGetRecentErrMsg();
-    if (!msg) {
-        print_error("%s:%d: aclGetRecentErrMsg() is NULL, expected a message mentioning \"%s\"\n",
-                    file, line, first);
-        fail();
-    }
-    va_list ap;
-    va_start(ap, first);
-    for (const char *s = first; s; s = va_arg(ap, const char *)) {
-        if (!strstr(msg, s)) {
-            print_error("%s:%d: message \"%s\" does not mention \"%s\"\n", file, line, msg, s);
-            va_end(ap);
-            fail();
-        }
-    }
-    va_end(ap);
-}
-#define expect_msg(...) expect_msg_(__FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
-
-static void drain_msg(void) { (void)aclGetRecentErrMsg(); }
-
-static bool runtime_initialized(void)
-{
-    uint32_t n;
-    aclError rc = aclrtGetDeviceCount(&n);
-    drain_msg();
-    return rc != ACL_ERROR_UNINITIALIZE;
-}
 
 /* Writes text to tmpdir/name; returns a static path buffer (one per call site
  * is enough: tests use the path before the next call). */
@@ -116,26 +69,6 @@ static int group_teardown(void **state)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    unset_config();
-    if (runtime_initialized())
-        aclFinalize();
-    drain_msg();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (runtime_initialized())
-        aclFinalize();
-    drain_msg();
-    unset_config();
-    return 0;
 }
 
 /* ---- aclInit / aclFinalize ------------------------------------------------------- */
@@ -829,20 +762,13 @@ static void *fail_and_read_in_thread(void *arg)
     return NULL;
 }
 
-static void run_thread(void *(*fn)(void *), struct thread_result *r)
-{
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, fn, r), 0);
-    assert_int_equal(pthread_join(t, NULL), 0);
-}
-
 static void test_err_msg_mode_process(void **state)
 {
     (void)state;
     assert_int_equal(aclInit(write_file("mode1.json", "{\"err_msg_mode\": \"1\"}")), ACL_SUCCESS);
     drain_msg();
     struct thread_result r = {0};
-    run_thread(fail_in_thread, &r);
+    run_in_thread(fail_in_thread, &r);
     assert_int_equal(r.rc, ACL_ERROR_RT_CONTEXT_NULL);
     /* Produced in another thread, readable here. */
     const char *msg = aclGetRecentErrMsg();
@@ -864,12 +790,12 @@ static void test_err_msg_mode_thread(void **state)
         assert_int_equal(aclInit(configs[i]), ACL_SUCCESS);
         drain_msg();
         struct thread_result r = {0};
-        run_thread(fail_and_read_in_thread, &r);
+        run_in_thread(fail_and_read_in_thread, &r);
         assert_int_equal(r.rc, ACL_ERROR_RT_CONTEXT_NULL);
         assert_non_null(r.own_msg);
         assert_non_null(strstr(r.own, "aclrtGetDevice"));
         /* Not visible in this thread... */
-        run_thread(fail_in_thread, &r);
+        run_in_thread(fail_in_thread, &r);
         assert_null(aclGetRecentErrMsg());
         /* ...which has its own. */
         assert_int_equal(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
@@ -1080,7 +1006,7 @@ static void test_log_init_error(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_clean, teardown_clean)
     const struct CMUnitTest tests[] = {
         T(test_init_null_and_empty_path),
         T(test_init_empty_object_file),

@@ -26,6 +26,7 @@
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
+#include "common.h"
 
 /* ---- types passed by value ------------------------------------------------------- */
 
@@ -248,66 +249,6 @@ void k_unregistered(int32_t *out) { *out = 1; }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-#define EXPECT_OK(call)                                                                     \
-    do {                                                                                    \
-        aclError e_ = (call);                                                               \
-        if (e_ != ACL_SUCCESS) {                                                            \
-            const char *m_ = aclGetRecentErrMsg();                                          \
-            fail_msg("%s:%d: %s returned %d (message: %s)", __FILE__, __LINE__, #call, e_, \
-                     m_ ? m_ : "none");                                                     \
-        }                                                                                   \
-    } while (0)
-
-static void expect_err_(const char *file, int line, const char *expr, aclError got,
-                        aclError want, const char *n1, const char *n2)
-{
-    const char *m = aclGetRecentErrMsg();
-    if (got != want)
-        fail_msg("%s:%d: %s returned %d, expected %d (message: %s)", file, line, expr, got,
-                 want, m ? m : "none");
-    if (!m)
-        fail_msg("%s:%d: %s returned %d but aclGetRecentErrMsg() is NULL", file, line, expr, got);
-    if (n1 && !strstr(m, n1))
-        fail_msg("%s:%d: %s: message \"%s\" does not mention \"%s\"", file, line, expr, m, n1);
-    if (n2 && !strstr(m, n2))
-        fail_msg("%s:%d: %s: message \"%s\" does not mention \"%s\"", file, line, expr, m, n2);
-}
-#define EXPECT_ERR(want, needle, call) \
-    expect_err_(__FILE__, __LINE__, #call, (call), (want), (needle), NULL)
-#define EXPECT_ERR2(want, n1, n2, call) \
-    expect_err_(__FILE__, __LINE__, #call, (call), (want), (n1), (n2))
-
-static int setup(void **state)
-{
-    (void)state;
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
-    if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS)
-        return -1;
-    (void)aclGetRecentErrMsg();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    aclError e = aclFinalize();
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    (void)aclGetRecentErrMsg();
-    return e == ACL_SUCCESS ? 0 : -1;
-}
-
-static aclrtFuncHandle func(const void *fn)
-{
-    aclrtFuncHandle h = NULL;
-    EXPECT_OK(aclrtGetFuncBySymbol(fn, &h));
-    assert_non_null(h);
-    return h;
-}
-#define FN(fn) ((const void *)(uintptr_t)&(fn))
-#define FUNC(fn) func(FN(fn))
-
 static void *dev_alloc(size_t n)
 {
     void *p = NULL;
@@ -321,52 +262,6 @@ static void d2h(void *dst, const void *src, size_t n)
     EXPECT_OK(aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_HOST));
 }
 
-/* Host-function gate that blocks a stream until opened (5 s at most). */
-struct gate {
-    pthread_mutex_t m;
-    pthread_cond_t c;
-    bool open, timed_out;
-};
-
-static void gate_init(struct gate *g)
-{
-    pthread_mutex_init(&g->m, NULL);
-    pthread_cond_init(&g->c, NULL);
-    g->open = g->timed_out = false;
-}
-
-static void gate_fn(void *arg)
-{
-    struct gate *g = arg;
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += 5;
-    pthread_mutex_lock(&g->m);
-    while (!g->open)
-        if (pthread_cond_timedwait(&g->c, &g->m, &dl) == ETIMEDOUT) {
-            g->timed_out = true;
-            break;
-        }
-    pthread_mutex_unlock(&g->m);
-}
-
-static void gate_open(struct gate *g)
-{
-    pthread_mutex_lock(&g->m);
-    g->open = true;
-    pthread_cond_broadcast(&g->c);
-    pthread_mutex_unlock(&g->m);
-}
-
-static bool gate_finish(struct gate *g)
-{
-    pthread_mutex_lock(&g->m);
-    bool t = g->timed_out;
-    pthread_mutex_unlock(&g->m);
-    pthread_mutex_destroy(&g->m);
-    pthread_cond_destroy(&g->c);
-    return t;
-}
 
 /* ---- aclrtGetFuncBySymbol ---------------------------------------------------------------- */
 
@@ -875,9 +770,9 @@ static void test_launch_ordered_in_stream(void **state)
         out[i] = mid[i] = -1;
     }
     aclrtFuncHandle f = FUNC(k_affine);
-    static struct gate g;   /* static: outlives a failed assertion */
-    gate_init(&g);
-    EXPECT_OK(aclrtLaunchHostFunc(s, gate_fn, &g));
+    static struct blocker blk;   /* static: outlives a failed assertion */
+    blocker_init(&blk);
+    EXPECT_OK(aclrtLaunchHostFunc(s, blocker_fn, &blk));
     EXPECT_OK(aclrtMemcpyAsync(dev, 32, in, 32, ACL_MEMCPY_HOST_TO_DEVICE, s));
     int32_t mul1 = 3, add1 = 1;
     void *args1[] = {&dev, &mul1, &add1};
@@ -891,10 +786,10 @@ static void test_launch_ordered_in_stream(void **state)
     bool ran_early = false;
     for (int i = 0; i < 8; i++)
         ran_early |= out[i] != -1 || mid[i] != -1;   /* blocked: nothing ran */
-    gate_open(&g);
+    blocker_release(&blk);
     EXPECT_OK(aclrtSynchronizeStream(s));
     assert_false(ran_early);
-    assert_false(gate_finish(&g));
+    assert_false(blocker_timed_out(&blk));
     for (int i = 0; i < 8; i++) {
         int32_t x = 3 * i + 1;
         assert_int_equal(mid[i], x);
@@ -921,9 +816,9 @@ static void test_arguments_captured_at_launch(void **state)
     int32_t *dev = dev_alloc(8 * sizeof(int32_t));
     int32_t *other = dev_alloc(8 * sizeof(int32_t));
     aclrtFuncHandle f = FUNC(k_affine);
-    static struct gate g;   /* static: outlives a failed assertion */
-    gate_init(&g);
-    EXPECT_OK(aclrtLaunchHostFunc(s, gate_fn, &g));
+    static struct blocker blk;   /* static: outlives a failed assertion */
+    blocker_init(&blk);
+    EXPECT_OK(aclrtLaunchHostFunc(s, blocker_fn, &blk));
     int32_t *ptr = dev;
     int32_t mul = 1, add = 7;
     void *args[] = {&ptr, &mul, &add};
@@ -937,9 +832,9 @@ static void test_arguments_captured_at_launch(void **state)
     packed.b = other;
     packed.m = 0;
     packed.a = -1;
-    gate_open(&g);
+    blocker_release(&blk);
     EXPECT_OK(aclrtSynchronizeStream(s));
-    assert_false(gate_finish(&g));
+    assert_false(blocker_timed_out(&blk));
     int32_t h[8], ho[8];
     d2h(h, dev, sizeof h);
     d2h(ho, other, sizeof ho);
@@ -1046,7 +941,7 @@ static void test_dev_outside_kernel_is_host_object(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_device0, teardown_device0)
         T(test_get_func_by_symbol),
         T(test_launch_with_args_array),
         T(test_launch_packed_args),

@@ -24,20 +24,12 @@
 #include <time.h>
 
 #include "acl/acl.h"
-
-#define MIB ((size_t)1 << 20)
+#include "common.h"
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 /* The recent error message must exist and contain every needle (case-insensitive). */
-static void expect_msg_(const char *file, int line, const char *const *needles)
+static void expect_msg_ci_(const char *file, int line, const char *const *needles)
 {
     const char *m = aclGetRecentErrMsg();
     if (!m) {
@@ -52,7 +44,7 @@ static void expect_msg_(const char *file, int line, const char *const *needles)
         }
     }
 }
-#define EXPECT_MSG(...) expect_msg_(__FILE__, __LINE__, (const char *const[]){__VA_ARGS__, NULL})
+#define EXPECT_MSG(...) expect_msg_ci_(__FILE__, __LINE__, (const char *const[]){__VA_ARGS__, NULL})
 
 /* Clears the thread's recent message, runs call, checks code and message. */
 #define EXPECT_FAIL(code, call, ...)                                   \
@@ -62,13 +54,9 @@ static void expect_msg_(const char *file, int line, const char *const *needles)
         EXPECT_MSG(__VA_ARGS__);                                       \
     } while (0)
 
-#define OK(call) assert_int_equal((call), ACL_SUCCESS)
-
 static int init_runtime(const char *devices, const char *memory, bool set_devices)
 {
-    setenv("ACLSIM_DEVICE_COUNT", devices, 1);
-    setenv("ACLSIM_DEVICE_MEMORY", memory, 1);
-    if (aclInit(NULL) != ACL_SUCCESS)
+    if (init_devices(devices, memory) != ACL_SUCCESS)
         return -1;
     if (set_devices) {
         /* Device 1 first so that device 0 ends up current. */
@@ -105,20 +93,7 @@ static int setup_nodevice(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    (void)aclrtResetDeviceForce(0);
-    (void)aclrtResetDeviceForce(1);
-    int rc = aclFinalize() == ACL_SUCCESS ? 0 : -1;
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    (void)aclGetRecentErrMsg();
-    return rc;
-}
-
-static size_t hbm_free(void)
-{
-    size_t fr = 0, total = 0;
-    OK(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &total));
-    return fr;
+    return reset_and_finalize() == ACL_SUCCESS ? 0 : -1;
 }
 
 /* ---- pointer locations ------------------------------------------------------ */
@@ -315,46 +290,6 @@ static void run_matrix(int mode /* 0 sync, 1 async NULL stream, 2 async user str
     bufs_free(&b);
 }
 
-/* A gate a host function blocks on, holding the head of a stream. */
-struct gate {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool open;
-    atomic_int entered;
-};
-
-static void gate_init(struct gate *g)
-{
-    pthread_mutex_init(&g->lock, NULL);
-    pthread_cond_init(&g->cond, NULL);
-    g->open = false;
-    atomic_init(&g->entered, 0);
-}
-
-static void gate_fn(void *arg)
-{
-    struct gate *g = arg;
-    atomic_store(&g->entered, 1);
-    pthread_mutex_lock(&g->lock);
-    while (!g->open)
-        pthread_cond_wait(&g->cond, &g->lock);
-    pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_open(struct gate *g)
-{
-    pthread_mutex_lock(&g->lock);
-    g->open = true;
-    pthread_cond_broadcast(&g->cond);
-    pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_destroy(struct gate *g)
-{
-    pthread_mutex_destroy(&g->lock);
-    pthread_cond_destroy(&g->cond);
-}
-
 /* Waits (bounded) until flag becomes nonzero; returns its final value. */
 static int wait_flag(atomic_int *flag, long max_ms)
 {
@@ -533,7 +468,7 @@ static void test_malloc_alignment_and_disjoint(void **state)
 static void test_capacity_exhaustion(void **state)
 {
     (void)state;
-    const size_t cap = 64 * MIB;
+    const size_t cap = 64 * MiB;
     size_t fr, total;
     OK(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &total));
     assert_int_equal(total, cap);
@@ -565,7 +500,7 @@ static void test_capacity_exhaustion(void **state)
         void *blk[80];
         int n = 0;
         aclError rc;
-        while ((rc = aclrtMalloc(&blk[n], MIB, ACL_MEM_MALLOC_HUGE_ONLY)) == ACL_SUCCESS) {
+        while ((rc = aclrtMalloc(&blk[n], MiB, ACL_MEM_MALLOC_HUGE_ONLY)) == ACL_SUCCESS) {
             n++;
             assert_true(n < 80);
         }
@@ -588,14 +523,14 @@ static void test_meminfo_accounting(void **state)
     static const aclrtMemAttr hbm[] = {ACL_HBM_MEM, ACL_HBM_MEM_HUGE, ACL_HBM_MEM_NORMAL,
                                        ACL_HBM_MEM_P2P_HUGE, ACL_HBM_MEM_P2P_NORMAL,
                                        ACL_HBM_MEM_HUGE1G, ACL_HBM_MEM_P2P_HUGE1G};
-    const size_t cap = 64 * MIB;
+    const size_t cap = 64 * MiB;
     size_t fr, total;
     for (size_t i = 0; i < sizeof hbm / sizeof *hbm; i++) {
         OK(aclrtGetMemInfo(hbm[i], &fr, &total));
         assert_int_equal(total, cap);
         assert_int_equal(fr, cap);
     }
-    static const size_t sizes[] = {1, 63, 64, 65, 100, 4096, 5000, 3 * MIB + 7};
+    static const size_t sizes[] = {1, 63, 64, 65, 100, 4096, 5000, 3 * MiB + 7};
     void *p[sizeof sizes / sizeof *sizes];
     size_t used_at_least = 0;
     size_t before = hbm_free();
@@ -630,8 +565,8 @@ static void test_meminfo_accounting(void **state)
     switch_to(1);
     assert_int_equal(hbm_free(), cap);
     void *q;
-    OK(aclrtMalloc(&q, 10 * MIB, ACL_MEM_MALLOC_HUGE_FIRST));
-    assert_true(cap - hbm_free() >= 10 * MIB);
+    OK(aclrtMalloc(&q, 10 * MiB, ACL_MEM_MALLOC_HUGE_FIRST));
+    assert_true(cap - hbm_free() >= 10 * MiB);
     switch_to(0);
     assert_int_equal(hbm_free(), cap);
     OK(aclrtFree(q));   /* freeing another device's memory needs no switch */
@@ -646,12 +581,12 @@ static void test_meminfo_accounting(void **state)
 static void test_fragmentation_and_coalescing(void **state)
 {
     (void)state;
-    const size_t cap = 64 * MIB;
+    const size_t cap = 64 * MiB;
     enum { N = 64 };
     void *blk[N];
     for (int order = 0; order < 3; order++) {
         for (int i = 0; i < N; i++)
-            OK(aclrtMalloc(&blk[i], MIB, ACL_MEM_MALLOC_HUGE_FIRST));
+            OK(aclrtMalloc(&blk[i], MiB, ACL_MEM_MALLOC_HUGE_FIRST));
         assert_int_equal(hbm_free(), 0);
         for (int i = 1; i < N; i += 2)
             OK(aclrtFree(blk[i]));
@@ -659,7 +594,7 @@ static void test_fragmentation_and_coalescing(void **state)
         /* 32 MiB free, but in 1 MiB holes: 2 MiB does not fit. */
         void *big = NULL;
         EXPECT_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                    aclrtMalloc(&big, 2 * MIB, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+                    aclrtMalloc(&big, 2 * MiB, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
         /* The remaining blocks are intact. */
         unsigned char w[64], r[64];
         for (int i = 0; i < N; i += 2) {
@@ -673,7 +608,7 @@ static void test_fragmentation_and_coalescing(void **state)
         }
         /* Free block 2: holes 1, 2, 3 merge into 3 MiB and a 2 MiB block fits. */
         OK(aclrtFree(blk[2]));
-        OK(aclrtMalloc(&big, 2 * MIB, ACL_MEM_MALLOC_HUGE_FIRST));
+        OK(aclrtMalloc(&big, 2 * MiB, ACL_MEM_MALLOC_HUGE_FIRST));
         OK(aclrtFree(big));
         /* Free the rest in various orders. */
         if (order == 0) {
@@ -710,8 +645,8 @@ static void test_meminfo_hbm_all_attrs(void **state)
     for (size_t i = 0; i < sizeof hbm / sizeof *hbm; i++) {
         size_t fr = 1, total = 1;
         OK(aclrtGetMemInfo(hbm[i], &fr, &total));
-        assert_int_equal(total, 256 * MIB);
-        assert_int_equal(fr, 256 * MIB);
+        assert_int_equal(total, 256 * MiB);
+        assert_int_equal(fr, 256 * MiB);
     }
 }
 
@@ -732,8 +667,8 @@ static void test_meminfo_generic_attrs(void **state)
                         m ? m : "(no message)");
             fail();
         }
-        assert_int_equal(total, 256 * MIB);
-        assert_int_equal(fr, 256 * MIB);
+        assert_int_equal(total, 256 * MiB);
+        assert_int_equal(fr, 256 * MiB);
     }
 }
 
@@ -927,7 +862,7 @@ static void test_malloc_host(void **state)
     /* Page-locked memory is not device memory. */
     size_t before = hbm_free();
     void *big;
-    OK(aclrtMallocHost(&big, 8 * MIB));
+    OK(aclrtMallocHost(&big, 8 * MiB));
     assert_int_equal(hbm_free(), before);
     OK(aclrtFreeHost(big));
     for (int i = 0; i < N; i++)
@@ -1102,7 +1037,7 @@ static void test_memcpy_ranges(void **state)
     }
     /* A device-range pointer that was never allocated (far into the device range). */
     EXPECT_FAIL(ACL_ERROR_INVALID_PARAM,
-                aclrtMemcpy((char *)d + 16 * MIB, 64, h, 64, ACL_MEMCPY_HOST_TO_DEVICE),
+                aclrtMemcpy((char *)d + 16 * MiB, 64, h, 64, ACL_MEMCPY_HOST_TO_DEVICE),
                 "aclrtMemcpy", "dst");
     OK(aclrtFree(d));
     OK(aclrtFreeHost(pin));
@@ -1174,9 +1109,9 @@ static void pinned_async_case(aclrtStream stream)
     memset(pin_dst, 0, N);
     OK(aclrtMemset(d, N, 0x11, N));
 
-    struct gate g;
-    gate_init(&g);
-    OK(aclrtLaunchHostFunc(stream, gate_fn, &g));
+    struct blocker blk;
+    blocker_init(&blk);
+    OK(aclrtLaunchHostFunc(stream, blocker_fn, &blk));
 
     /* H2D from page-locked memory, issued in another thread so a wrongly blocking call
      * cannot hang the test. */
@@ -1208,12 +1143,11 @@ static void pinned_async_case(aclrtStream stream)
             if (pin_dst[i] != 0)
                 untouched_pin = false;
     }
-    gate_open(&g);
+    blocker_release(&blk);
     pthread_join(t1, NULL);
     if (returned1)
         pthread_join(t2, NULL);
     OK(aclrtSynchronizeStream(stream));
-    gate_destroy(&g);
 
     assert_true(returned1);   /* page-locked async returns while the stream is blocked */
     assert_true(returned2);
@@ -1273,16 +1207,16 @@ static void pageable_async_case(aclrtStream stream, int direction)
         c.src = got;
         c.kind = ACL_MEMCPY_DEFAULT;
     }
-    struct gate g;
-    gate_init(&g);
-    OK(aclrtLaunchHostFunc(stream, gate_fn, &g));
+    struct blocker blk;
+    blocker_init(&blk);
+    OK(aclrtLaunchHostFunc(stream, blocker_fn, &blk));
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, async_call_thread, &c), 0);
     /* The stream is blocked: the call must not return (give it ample time to). */
-    wait_flag(&g.entered, 10000);
+    gate_wait(&blk.started, 10000);
     sleep_ms(100);
     int returned_early = atomic_load(&c.returned);
-    gate_open(&g);
+    blocker_release(&blk);
     pthread_join(t, NULL);
     assert_false(returned_early);
     OK(c.rc);
@@ -1294,7 +1228,6 @@ static void pageable_async_case(aclrtStream stream, int direction)
         assert_memory_equal(host, want, N);
     }
     OK(aclrtSynchronizeStream(stream));
-    gate_destroy(&g);
     free(host);
     free(want);
     free(got);
@@ -1343,7 +1276,7 @@ static void test_async_pageable_stream_order(void **state)
 static void test_async_64mib_pinned(void **state)
 {
     (void)state;
-    const size_t n = 64 * MIB;
+    const size_t n = 64 * MiB;
     uint32_t *src, *dst;
     void *d;
     OK(aclrtMallocHost((void **)&src, n));
@@ -1477,14 +1410,13 @@ static void test_memset_async_is_queued(void **state)
     memset(pin, 0, N);
     aclrtStream s;
     OK(aclrtCreateStream(&s));
-    struct gate g;
-    gate_init(&g);
-    OK(aclrtLaunchHostFunc(s, gate_fn, &g));
+    struct blocker blk;
+    blocker_init(&blk);
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &blk));
     OK(aclrtMemsetAsync(pin, N, 0x5C, N, s));
     bool untouched = all_bytes(pin, N, 0);
-    gate_open(&g);
+    blocker_release(&blk);
     OK(aclrtSynchronizeStream(s));
-    gate_destroy(&g);
     assert_true(untouched);
     assert_true(all_bytes(pin, N, 0x5C));
     OK(aclrtDestroyStream(s));
@@ -1549,7 +1481,7 @@ static void test_concurrent_alloc_free(void **state)
         pthread_join(t[i], NULL);
         assert_int_equal(c[i].errors, 0);
     }
-    assert_int_equal(hbm_free(), 64 * MIB);
+    assert_int_equal(hbm_free(), 64 * MiB);
 }
 
 /* Before aclInit (and after aclFinalize): 100001, except count-0 copies and sets. */

@@ -27,102 +27,11 @@
 #include <unistd.h>
 
 #include "acl/acl.h"
+#include "common.h"
 
-#define WAIT_MS 5000      /* upper bound for anything that must happen */
-#define WORKERS 2         /* ACLSIM_WORKERS used by every test here */
+#define WORKERS 2         /* ACLSIM_WORKERS used by every test here (setup_gated) */
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-    }
-}
-
-/* One-shot latches with a bounded wait. All gates share one lock and condition
- * variable, so teardown can wake every waiter of a failed test (abort_waits)
- * without touching the failed test's (dead) stack. */
-struct gate {
-    bool open;
-};
-
-static pthread_mutex_t gates_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gates_cond = PTHREAD_COND_INITIALIZER;
-static bool gates_aborted;
-
-static void gate_init(struct gate *g)
-{
-    pthread_mutex_lock(&gates_lock);
-    g->open = false;
-    pthread_mutex_unlock(&gates_lock);
-}
-
-static void gate_open(struct gate *g)
-{
-    pthread_mutex_lock(&gates_lock);
-    g->open = true;
-    pthread_cond_broadcast(&gates_cond);
-    pthread_mutex_unlock(&gates_lock);
-}
-
-static bool gate_is_open(struct gate *g)
-{
-    pthread_mutex_lock(&gates_lock);
-    bool open = g->open;
-    pthread_mutex_unlock(&gates_lock);
-    return open;
-}
-
-/* true when the gate opened within ms. */
-static bool gate_wait(struct gate *g, int ms)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&gates_lock);
-    while (!g->open && !gates_aborted)
-        if (pthread_cond_timedwait(&gates_cond, &gates_lock, &deadline) == ETIMEDOUT)
-            break;
-    bool open = g->open;
-    pthread_mutex_unlock(&gates_lock);
-    return open;
-}
-
-static void abort_waits(bool on)
-{
-    pthread_mutex_lock(&gates_lock);
-    gates_aborted = on;
-    pthread_cond_broadcast(&gates_cond);
-    pthread_mutex_unlock(&gates_lock);
-}
-
-/* A host function that blocks its stream until released (or WAIT_MS pass). */
-struct blocker {
-    struct gate started, release, finished;
-    atomic_bool released_ok;   /* false: it gave up waiting */
-};
-
-static void blocker_init(struct blocker *b)
-{
-    gate_init(&b->started);
-    gate_init(&b->release);
-    gate_init(&b->finished);
-    atomic_init(&b->released_ok, false);
-}
-
-static void blocker_fn(void *arg)
-{
-    struct blocker *b = arg;
-    gate_open(&b->started);
-    atomic_store(&b->released_ok, gate_wait(&b->release, WAIT_MS));
-    gate_open(&b->finished);
-}
 
 /* An ordered log that host functions append to. */
 #define LOG_MAX 4096
@@ -159,46 +68,6 @@ static int log_count(struct log *l)
     return n;
 }
 
-static void count_fn(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
-
-/* Runs fn(arg) on a helper thread; call_wait bounds how long we wait for it. */
-struct call {
-    void (*fn)(void *);
-    void *arg;
-    struct gate done;
-    pthread_t thread;
-    bool joined;
-};
-
-static void *call_main(void *p)
-{
-    struct call *c = p;
-    c->fn(c->arg);
-    gate_open(&c->done);
-    return NULL;
-}
-
-static void call_start(struct call *c, void (*fn)(void *), void *arg)
-{
-    c->fn = fn;
-    c->arg = arg;
-    c->joined = false;
-    gate_init(&c->done);
-    assert_int_equal(pthread_create(&c->thread, NULL, call_main, c), 0);
-}
-
-/* true when the call returned within ms (and the thread is joined). */
-static bool call_wait(struct call *c, int ms)
-{
-    if (!gate_wait(&c->done, ms))
-        return false;
-    if (!c->joined) {
-        pthread_join(c->thread, NULL);
-        c->joined = true;
-    }
-    return true;
-}
-
 static int thread_count(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -209,58 +78,6 @@ static int thread_count(void)
             n++;
     closedir(d);
     return n;
-}
-
-/* The calling thread's recent error message exists and names every needle. */
-static void expect_msg_(const char *file, int line, const char *needle1, const char *needle2)
-{
-    const char *m = aclGetRecentErrMsg();
-    if (!m)
-        fail_msg("%s:%d: aclGetRecentErrMsg() is NULL after a failure", file, line);
-    if (needle1 && !strstr(m, needle1))
-        fail_msg("%s:%d: message \"%s\" does not mention \"%s\"", file, line, m, needle1);
-    if (needle2 && !strstr(m, needle2))
-        fail_msg("%s:%d: message \"%s\" does not mention \"%s\"", file, line, m, needle2);
-}
-#define expect_msg(a, b) expect_msg_(__FILE__, __LINE__, a, b)
-
-static aclrtContext current_context(void)
-{
-    aclrtContext ctx = NULL;
-    assert_int_equal(aclrtGetCurrentContext(&ctx), ACL_SUCCESS);
-    return ctx;
-}
-
-/* ---- fixtures ------------------------------------------------------------- */
-
-static int setup(void **state)
-{
-    (void)state;
-    abort_waits(false);
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
-    setenv("ACLSIM_WORKERS", "2", 1);
-    aclError err = aclInit(NULL);
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    unsetenv("ACLSIM_WORKERS");
-    if (err != ACL_SUCCESS)
-        return -1;
-    if (aclrtSetDevice(0) != ACL_SUCCESS) {
-        aclFinalize();
-        return -1;
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    abort_waits(true);   /* a failed test may have left a blocker waiting */
-    aclFinalize();       /* 100037 when the test already finalized */
-    aclGetRecentErrMsg();
-    abort_waits(false);
-    return 0;
 }
 
 /* ---- tests ----------------------------------------------------------------- */
@@ -965,7 +782,7 @@ static void test_finalize_with_work_in_flight(void **state)
     assert_int_equal(aclrtSynchronizeStream(NULL), ACL_ERROR_UNINITIALIZE);
     expect_msg("aclrtSynchronizeStream", NULL);
     /* and the runtime comes back */
-    assert_int_equal(setup(NULL), 0);
+    assert_int_equal(setup_gated(NULL), 0);
     aclrtStream s;
     assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
     static atomic_int ran = 0;
@@ -1098,26 +915,28 @@ static void test_memcpy_async_pageable_vs_pinned(void **state)
     free(check);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uninitialized),
-        cmocka_unit_test_setup_teardown(test_host_funcs_in_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mixed_tasks_in_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_streams_run_concurrently, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_thousand_streams, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_null_stream_is_current_default, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_synchronize_with_timeout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_destroy_waits_for_queued_work, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_destroy_force_discards_queued_work, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_destroy_force_parked_stream, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_stream_handles, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_null_arguments, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_create_with_config, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_parked_streams_occupy_no_worker, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reset_device_with_work_in_flight, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_finalize_with_work_in_flight, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memcpy_async_pageable_vs_pinned, setup, teardown),
+        T(test_host_funcs_in_order),
+        T(test_mixed_tasks_in_order),
+        T(test_streams_run_concurrently),
+        T(test_thousand_streams),
+        T(test_null_stream_is_current_default),
+        T(test_synchronize_with_timeout),
+        T(test_destroy_waits_for_queued_work),
+        T(test_destroy_force_discards_queued_work),
+        T(test_destroy_force_parked_stream),
+        T(test_bad_stream_handles),
+        T(test_null_arguments),
+        T(test_create_with_config),
+        T(test_parked_streams_occupy_no_worker),
+        T(test_reset_device_with_work_in_flight),
+        T(test_finalize_with_work_in_flight),
+        T(test_memcpy_async_pageable_vs_pinned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

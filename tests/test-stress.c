@@ -18,6 +18,7 @@
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
+#include "common.h"
 
 #define THREADS 8
 #define SLICE 512                 /* ints per thread */
@@ -26,20 +27,15 @@
 ACLSIM_DEVICE_VAR(int, stress_grid, [THREADS][SLICE]);
 ACLSIM_DEVICE_VAR(long, stress_sum, );
 
-#define OK(call) assert_int_equal((call), ACL_SUCCESS)
-
 static void init_two_devices(void)
 {
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "256M", 1);
-    OK(aclInit(NULL));
+    OK(init_devices("2", "256M"));
 }
 
 static void finalize(void)
 {
     OK(aclFinalize());
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
+    unset_config();
 }
 
 /* ---- 8 threads x mixed symbol copies on 2 devices and 16 streams -------------- */
@@ -254,11 +250,12 @@ static void test_stream_churn_vs_copies(void **state)
 
 /* ---- reset, force-destroy and finalize with async work in flight ------------- */
 
-struct gate { pthread_mutex_t lock; pthread_cond_t cond; bool open; int ran; };
+/* Every host function launched with it waits (unbounded) until it opens, and counts itself. */
+struct crowd_gate { pthread_mutex_t lock; pthread_cond_t cond; bool open; int ran; };
 
-static void gate_wait(void *arg)
+static void crowd_gate_wait(void *arg)
 {
-    struct gate *g = arg;
+    struct crowd_gate *g = arg;
     pthread_mutex_lock(&g->lock);
     while (!g->open)
         pthread_cond_wait(&g->cond, &g->lock);
@@ -275,7 +272,7 @@ static void count_run(void *arg)
 
 static void *open_gate_later(void *arg)
 {
-    struct gate *g = arg;
+    struct crowd_gate *g = arg;
     struct timespec ts = {0, 20 * 1000 * 1000};
     nanosleep(&ts, NULL);
     pthread_mutex_lock(&g->lock);
@@ -290,7 +287,7 @@ static void test_lifecycle_with_work_in_flight(void **state)
     (void)state;
     for (int round = 0; round < 3; round++) {
         init_two_devices();
-        struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+        struct crowd_gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
         memset(counted, 0, sizeof counted);
         OK(aclrtSetDevice(0));
         aclrtStream s[4];
@@ -298,7 +295,7 @@ static void test_lifecycle_with_work_in_flight(void **state)
         OK(aclrtMallocHost(&pinned, 1 << 20));
         for (int i = 0; i < 4; i++) {
             OK(aclrtCreateStream(&s[i]));
-            OK(aclrtLaunchHostFunc(s[i], gate_wait, &g));
+            OK(aclrtLaunchHostFunc(s[i], crowd_gate_wait, &g));
             for (int k = 0; k < 10; k++) {
                 /* Each stream its own slice: streams are not ordered with each other. */
                 OK(aclrtMemcpyToSymbolAsync(stress_grid, pinned, SLICE * sizeof(int),

@@ -21,6 +21,7 @@
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
+#include "common.h"
 
 /* ---- the variables ----------------------------------------------------------- */
 
@@ -125,63 +126,6 @@ void k_linkage(int32_t *out, double *dout)
 ACLSIM_KERNEL_REGISTER(k_linkage, int32_t *, double *);
 
 /* ---- helpers --------------------------------------------------------------------- */
-
-#define EXPECT_OK(call)                                                                     \
-    do {                                                                                    \
-        aclError e_ = (call);                                                               \
-        if (e_ != ACL_SUCCESS) {                                                            \
-            const char *m_ = aclGetRecentErrMsg();                                          \
-            fail_msg("%s:%d: %s returned %d (message: %s)", __FILE__, __LINE__, #call, e_, \
-                     m_ ? m_ : "none");                                                     \
-        }                                                                                   \
-    } while (0)
-
-static void expect_err_(const char *file, int line, const char *expr, aclError got,
-                        aclError want, const char *n1, const char *n2)
-{
-    const char *m = aclGetRecentErrMsg();
-    if (got != want)
-        fail_msg("%s:%d: %s returned %d, expected %d (message: %s)", file, line, expr, got,
-                 want, m ? m : "none");
-    if (!m)
-        fail_msg("%s:%d: %s returned %d but aclGetRecentErrMsg() is NULL", file, line, expr, got);
-    if (n1 && !strstr(m, n1))
-        fail_msg("%s:%d: %s: message \"%s\" does not mention \"%s\"", file, line, expr, m, n1);
-    if (n2 && !strstr(m, n2))
-        fail_msg("%s:%d: %s: message \"%s\" does not mention \"%s\"", file, line, expr, m, n2);
-}
-#define EXPECT_ERR2(want, n1, n2, call) \
-    expect_err_(__FILE__, __LINE__, #call, (call), (want), (n1), (n2))
-
-static int setup(void **state)
-{
-    (void)state;
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
-    if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS)
-        return -1;
-    (void)aclGetRecentErrMsg();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    aclError e = aclFinalize();
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    (void)aclGetRecentErrMsg();
-    return e == ACL_SUCCESS ? 0 : -1;
-}
-
-static aclrtFuncHandle func(const void *fn)
-{
-    aclrtFuncHandle h = NULL;
-    EXPECT_OK(aclrtGetFuncBySymbol(fn, &h));
-    assert_non_null(h);
-    return h;
-}
-#define FUNC(fn) func((const void *)(uintptr_t)&(fn))
 
 static void launch(aclrtFuncHandle f, uint32_t blocks, void **args)
 {
@@ -545,7 +489,7 @@ static void test_dev_outside_kernel(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_device0, teardown_device0)
         T(test_scalar),
         T(test_arrays),
         T(test_structs),

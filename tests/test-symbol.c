@@ -24,6 +24,7 @@
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
+#include "common.h"
 
 /* ---- device variables of this file --------------------------------------- */
 
@@ -58,35 +59,6 @@ void sym_k_fill(int32_t *out, int32_t v)
 ACLSIM_KERNEL_REGISTER(sym_k_fill, int32_t *, int32_t);
 
 /* ---- assertion helpers ----------------------------------------------------- */
-
-static void expect_err_(const char *file, int line, const char *expr, aclError got,
-                        aclError want, const char *n1, const char *n2)
-{
-    const char *m = aclGetRecentErrMsg();
-    if (got != want)
-        fail_msg("%s:%d: %s returned %d, expected %d (message: %s)", file, line, expr, got,
-                 want, m ? m : "none");
-    if (!m)
-        fail_msg("%s:%d: %s returned %d but aclGetRecentErrMsg() is NULL", file, line, expr, got);
-    if (n1 && !strstr(m, n1))
-        fail_msg("%s:%d: %s: message \"%s\" does not mention \"%s\"", file, line, expr, m, n1);
-    if (n2 && !strstr(m, n2))
-        fail_msg("%s:%d: %s: message \"%s\" does not mention \"%s\"", file, line, expr, m, n2);
-}
-#define EXPECT_ERR(want, needle, call) \
-    expect_err_(__FILE__, __LINE__, #call, (call), (want), (needle), NULL)
-#define EXPECT_ERR2(want, n1, n2, call) \
-    expect_err_(__FILE__, __LINE__, #call, (call), (want), (n1), (n2))
-
-#define EXPECT_OK(call)                                                                     \
-    do {                                                                                    \
-        aclError e_ = (call);                                                               \
-        if (e_ != ACL_SUCCESS) {                                                            \
-            const char *m_ = aclGetRecentErrMsg();                                          \
-            fail_msg("%s:%d: %s returned %d (message: %s)", __FILE__, __LINE__, #call, e_, \
-                     m_ ? m_ : "none");                                                     \
-        }                                                                                   \
-    } while (0)
 
 /* True when `word` occurs in s as a whole identifier (not as a prefix of a
  * longer name such as aclrtMemcpyToSymbol). */
@@ -136,73 +108,6 @@ static void tr_expect(const struct thread_results *r, int i, aclError want, cons
         fail_msg("thread call %d: message \"%s\" does not mention \"%s\"", i, r->msg[i], needle);
 }
 
-static void run_in_thread(void *(*fn)(void *), void *arg)
-{
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
-    assert_int_equal(pthread_join(t, NULL), 0);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-    }
-}
-
-/* A host function that blocks its stream until opened (at most 5 s, so a
- * library bug can fail the test but never hang it). */
-struct gate {
-    pthread_mutex_t m;
-    pthread_cond_t c;
-    bool entered, open, timed_out;
-};
-
-static void gate_init(struct gate *g)
-{
-    pthread_mutex_init(&g->m, NULL);
-    pthread_cond_init(&g->c, NULL);
-    g->entered = g->open = g->timed_out = false;
-}
-
-static void gate_fn(void *arg)
-{
-    struct gate *g = arg;
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += 5;
-    pthread_mutex_lock(&g->m);
-    g->entered = true;
-    while (!g->open)
-        if (pthread_cond_timedwait(&g->c, &g->m, &dl) == ETIMEDOUT) {
-            g->timed_out = true;
-            break;
-        }
-    pthread_mutex_unlock(&g->m);
-}
-
-static void gate_open(struct gate *g)
-{
-    pthread_mutex_lock(&g->m);
-    g->open = true;
-    pthread_cond_broadcast(&g->c);
-    pthread_mutex_unlock(&g->m);
-}
-
-static bool gate_timed_out(struct gate *g)
-{
-    pthread_mutex_lock(&g->m);
-    bool t = g->timed_out;
-    pthread_mutex_unlock(&g->m);
-    return t;
-}
-
-static void gate_destroy(struct gate *g)
-{
-    pthread_mutex_destroy(&g->m);
-    pthread_cond_destroy(&g->c);
-}
-
 /* ---- the six functions, by number ---------------------------------------- */
 
 enum op { OP_ADDR, OP_SIZE, OP_TO, OP_FROM, OP_TO_ASYNC, OP_FROM_ASYNC, OP_COUNT };
@@ -243,41 +148,7 @@ static aclError call_valid(int op, const void *symbol, void *buf)
     return call_op(op, symbol, buf, 64, 4, 0, op_kind(op), NULL);
 }
 
-/* ---- fixtures --------------------------------------------------------------- */
-
-static int setup(void **state)
-{
-    (void)state;
-    setenv("ACLSIM_DEVICE_COUNT", "2", 1);
-    setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
-    if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS)
-        return -1;
-    (void)aclGetRecentErrMsg();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    aclError e = aclFinalize();
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    unsetenv("ACLSIM_SOC_VERSION");
-    (void)aclGetRecentErrMsg();
-    return e == ACL_SUCCESS ? 0 : -1;
-}
-
-/* For tests that initialise the runtime themselves: finalise whatever is left. */
-static int teardown_any(void **state)
-{
-    (void)state;
-    (void)aclFinalize();
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    unsetenv("ACLSIM_SOC_VERSION");
-    (void)aclGetRecentErrMsg();
-    return 0;
-}
+/* ---- helpers ---------------------------------------------------------------- */
 
 static void read_arr(int32_t out[8])
 {
@@ -724,15 +595,6 @@ static void other_apis_work(void)
     EXPECT_OK(aclrtFree(dev));
 }
 
-static void *soc_no_context_thread(void *arg)
-{
-    struct thread_results *r = arg;
-    int32_t buf[8] = {0};
-    for (int op = 0; op < OP_COUNT; op++)
-        tr_record(r, call_valid(op, sym_arr, buf));
-    return NULL;
-}
-
 static void test_soc_unsupported(void **state)
 {
     (void)state;
@@ -772,7 +634,7 @@ static void test_soc_unsupported(void **state)
         }
         /* the context check comes before the support check */
         struct thread_results r = {0};
-        run_in_thread(soc_no_context_thread, &r);
+        run_in_thread(no_context_thread, &r);
         for (int op = 0; op < OP_COUNT; op++)
             tr_expect(&r, op, ACL_ERROR_RT_CONTEXT_NULL, NULL);
         other_apis_work();
@@ -933,10 +795,10 @@ static void test_async_in_stream_order(void **state)
     aclrtFuncHandle f = NULL;
     EXPECT_OK(aclrtGetFuncBySymbol((const void *)(uintptr_t)&sym_k_step, &f));
 
-    static struct gate g;   /* static: outlives a failed assertion */
-    gate_init(&g);
-    EXPECT_OK(aclrtLaunchHostFunc(s, gate_fn, &g));
-    /* everything below is queued behind the gate */
+    static struct blocker blk;   /* static: outlives a failed assertion */
+    blocker_init(&blk);
+    EXPECT_OK(aclrtLaunchHostFunc(s, blocker_fn, &blk));
+    /* everything below is queued behind the blocker */
     EXPECT_OK(aclrtMemcpyToSymbolAsync(sym_arr, in, 32, 0, ACL_MEMCPY_HOST_TO_DEVICE, s));
     int32_t add0 = 1, add1 = 1000;
     void *args0[] = {&out0, &add0};
@@ -952,10 +814,10 @@ static void test_async_in_stream_order(void **state)
     bool ran_early = false;
     for (int i = 0; i < 8; i++)
         ran_early |= back1[i] != -99;
-    gate_open(&g);
+    blocker_release(&blk);
     EXPECT_OK(aclrtSynchronizeStream(s));
     assert_false(ran_early);
-    assert_false(gate_timed_out(&g));
+    assert_false(blocker_timed_out(&blk));
     for (int i = 0; i < 8; i++) {
         int32_t mid = i < 4 ? 10 * i + 1 : 500 + (i - 4);
         assert_int_equal(h0[i], 10 * i);
@@ -963,7 +825,6 @@ static void test_async_in_stream_order(void **state)
         assert_int_equal(h1[i], mid);
         assert_int_equal(back2[i], mid + 1000);
     }
-    gate_destroy(&g);
     EXPECT_OK(aclrtDestroyStream(s));
     EXPECT_OK(aclrtFree(out0));
     EXPECT_OK(aclrtFree(out1));
@@ -985,26 +846,25 @@ static void test_async_pinned_returns_when_queued(void **state)
         src[i] = 70 + i;
         dst[i] = -1;
     }
-    static struct gate g;   /* static: outlives a failed assertion */
-    gate_init(&g);
-    EXPECT_OK(aclrtLaunchHostFunc(s, gate_fn, &g));
+    static struct blocker blk;   /* static: outlives a failed assertion */
+    blocker_init(&blk);
+    EXPECT_OK(aclrtLaunchHostFunc(s, blocker_fn, &blk));
     EXPECT_OK(aclrtMemcpyFromSymbolAsync(dst, 32, sym_arr, 32, 0, ACL_MEMCPY_DEVICE_TO_HOST, s));
     EXPECT_OK(aclrtMemcpyToSymbolAsync(sym_arr, src, 32, 0, ACL_MEMCPY_HOST_TO_DEVICE, s));
     /* both returned while the stream is still blocked */
-    bool waited = gate_timed_out(&g), ran_early = false;
+    bool waited = blocker_timed_out(&blk), ran_early = false;
     for (int i = 0; i < 8; i++)
         ran_early |= dst[i] != -1;
-    gate_open(&g);
+    blocker_release(&blk);
     EXPECT_OK(aclrtSynchronizeStream(s));
     assert_false(waited);
     assert_false(ran_early);
-    assert_false(gate_timed_out(&g));
+    assert_false(blocker_timed_out(&blk));
     assert_memory_equal(dst, arr_init, 32);   /* read before the write, in order */
     int32_t back[8];
     read_arr(back);
     for (int i = 0; i < 8; i++)
         assert_int_equal(back[i], 70 + i);
-    gate_destroy(&g);
     EXPECT_OK(aclrtDestroyStream(s));
     EXPECT_OK(aclrtFreeHost(src));
     EXPECT_OK(aclrtFreeHost(dst));
@@ -1049,20 +909,20 @@ static void run_pageable(bool from)
     EXPECT_OK(aclrtGetCurrentContext(&j.ctx));
     for (int i = 0; i < 8; i++)
         j.host[i] = from ? -1 : 90 + i;
-    static struct gate g;   /* static: outlives a failed assertion */
-    gate_init(&g);
-    EXPECT_OK(aclrtLaunchHostFunc(s, gate_fn, &g));
+    static struct blocker blk;   /* static: outlives a failed assertion */
+    blocker_init(&blk);
+    EXPECT_OK(aclrtLaunchHostFunc(s, blocker_fn, &blk));
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, pageable_thread, &j), 0);
     while (!atomic_load(&j.started))
         sleep_ms(1);
     sleep_ms(100);
     int returned_early = atomic_load(&j.returned);
-    gate_open(&g);
+    blocker_release(&blk);
     assert_int_equal(pthread_join(t, NULL), 0);
     EXPECT_OK(aclrtSynchronizeStream(s));   /* before asserting: j is on this stack */
     assert_int_equal(returned_early, 0);
-    assert_false(gate_timed_out(&g));
+    assert_false(blocker_timed_out(&blk));
     assert_int_equal(j.rc, ACL_SUCCESS);
     if (from) {
         assert_memory_equal(j.snapshot, arr_init, 32);
@@ -1072,7 +932,6 @@ static void run_pageable(bool from)
         for (int i = 0; i < 8; i++)
             assert_int_equal(back[i], 90 + i);
     }
-    gate_destroy(&g);
     EXPECT_OK(aclrtDestroyStream(s));
 }
 
@@ -1156,9 +1015,9 @@ static void test_async_errors_not_deferred(void **state)
     EXPECT_OK(aclrtCreateStream(&s));
     int32_t *pin = NULL;
     EXPECT_OK(aclrtMallocHost((void **)&pin, 64));
-    static struct gate g;   /* static: outlives a failed assertion */
-    gate_init(&g);
-    EXPECT_OK(aclrtLaunchHostFunc(s, gate_fn, &g));
+    static struct blocker blk;   /* static: outlives a failed assertion */
+    blocker_init(&blk);
+    EXPECT_OK(aclrtLaunchHostFunc(s, blocker_fn, &blk));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, NULL,
                aclrtMemcpyToSymbolAsync(NULL, pin, 4, 0, ACL_MEMCPY_HOST_TO_DEVICE, s));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, NULL,
@@ -1172,12 +1031,11 @@ static void test_async_errors_not_deferred(void **state)
                                           ACL_MEMCPY_DEVICE_TO_HOST, s));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "sym_arr",
                aclrtMemcpyToSymbolAsync(sym_arr, pin, 8, 28, ACL_MEMCPY_HOST_TO_DEVICE, s));
-    assert_false(gate_timed_out(&g));
-    gate_open(&g);
+    assert_false(blocker_timed_out(&blk));
+    blocker_release(&blk);
     EXPECT_OK(aclrtSynchronizeStream(s));   /* nothing deferred to the synchronize */
     assert_null(aclGetRecentErrMsg());
-    assert_false(gate_timed_out(&g));
-    gate_destroy(&g);
+    assert_false(blocker_timed_out(&blk));
     int32_t back[8];
     read_arr(back);
     assert_memory_equal(back, arr_init, sizeof back);
@@ -1514,7 +1372,7 @@ static void test_instance_concurrent_first_use(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_device0, teardown_device0)
         T(test_count_zero_succeeds_first),
         T(test_null_arguments),
         T(test_from_count_larger_than_dstmax),
@@ -1527,8 +1385,8 @@ int main(void)
         T(test_exact_fit),
         T(test_default_kind),
         T(test_check_order),
-        cmocka_unit_test_teardown(test_soc_unsupported, teardown_any),
-        cmocka_unit_test_teardown(test_soc_supported, teardown_any),
+        cmocka_unit_test_teardown(test_soc_unsupported, teardown_device0_any),
+        cmocka_unit_test_teardown(test_soc_supported, teardown_device0_any),
         T(test_host_side_must_be_host_memory),
         T(test_host_side_stale_device_pointer),
         T(test_async_in_stream_order),
