@@ -209,6 +209,7 @@ struct aclsim__device {
     pthread_mutex_t exec_lock;
     pthread_cond_t exec_wake;
     struct aclsim__stream *ready_head, *ready_tail;   /* streams with runnable work */
+    atomic_uint nready;         /* length of that list, readable without the lock */
     struct aclsim__job *jobs;
     uint32_t sleepers;
     atomic_uint work_hint;      /* bumped on new work: lets idle workers poll, not sleep */
@@ -267,8 +268,8 @@ struct aclsim__task {
     union {
         struct { void *dst; const void *src; } copy;
         struct { void *dst; int value; } memset;
-        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf;
-                 void *args[16]; } kernel;
+        /* argbuf holds args[] (one pointer per parameter) then the values. */
+        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; } kernel;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
     } u;
@@ -284,26 +285,31 @@ enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
  * on its device's ready list; PARKED iff it is on an event's waiter list, its
  * head being the wait; an IDLE stream with tasks never exists. */
 struct aclsim__stream {
+    /* Cold: identity and lifetime. */
     void *handle;
     struct aclsim__context *context;
     struct aclsim__device *device;
-    pthread_mutex_t lock;
-    pthread_cond_t progress;        /* broadcast when completed grows or state idles */
-    struct aclsim__task *head, *tail, *spare;
-    atomic_uint_fast64_t submitted;  /* written under lock; read anywhere */
-    atomic_uint_fast64_t completed;
-    atomic_uint waiters;            /* threads blocked on progress */
-    atomic_bool discard;            /* force-destroyed: run nothing more */
-    atomic_uint hurry;              /* host threads spinning for completion */
-    uint8_t state;
-    uint64_t wait_seq;              /* PARKED: the event record it waits for */
     atomic_uint refs;               /* 1 while alive + temporary holders */
+    uint64_t wait_seq;              /* PARKED: the event record it waits for */
     struct aclsim__stream *next_ready;    /* device ready list, under exec_lock */
     struct aclsim__stream *next_waiting;  /* event waiter list, under event lock */
     struct aclsim__stream *next_in_context;
+    pthread_cond_t progress;        /* broadcast when completed grows or state idles */
+
+    /* Producer side (submitting threads, and the worker once per batch). */
+    _Alignas(64) pthread_mutex_t lock;
+    struct aclsim__task *head, *tail, *spare;
+    atomic_uint_fast64_t submitted;  /* written under lock; read anywhere */
+    uint8_t state;
+
+    /* Consumer side (the worker, once per task), on its own cache line so
+     * that counting completions does not steal the producer's line. */
+    _Alignas(64) atomic_uint_fast64_t completed;
+    atomic_uint waiters;            /* threads blocked on progress */
+    atomic_uint hurry;              /* host threads spinning for completion */
+    atomic_bool discard;            /* force-destroyed: run nothing more */
 };
 
-/* A default stream has no handle and is not on the context's list. */
 aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
                                struct aclsim__stream **out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */

@@ -97,7 +97,7 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     aclsim__tls_block_idx = index;
     aclsim__tls_block_num = b->task->u.kernel.blocks;
     aclsim__tls_device_slot = b->device;
-    b->task->u.kernel.kernel->invoke(b->task->u.kernel.args);
+    b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
     aclsim__tls_block_idx = 0;
     aclsim__tls_block_num = 1;
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
@@ -161,15 +161,19 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
                              .u.kernel = {.kernel = k, .blocks = numBlocks}};
-    /* Aligned for the most aligned parameter: invoke reads them in place. */
-    char *buf = need ? aclsim__aligned_alloc(max_align, need) : NULL;
+    /* One block: the argument pointers, then the values, aligned for the
+     * most aligned parameter (invoke reads them in place). */
+    if (max_align < sizeof(void *))
+        max_align = sizeof(void *);
+    size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
+    char *buf = need ? aclsim__aligned_alloc(max_align, table + need) : NULL;
     if (need && !buf)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
                             k->name);
     for (uint32_t i = 0; i < k->num_params; i++) {
-        memcpy(buf + offsets[i], packed ? (const char *)packed + offsets[i] : args[i],
+        memcpy(buf + table + offsets[i], packed ? (const char *)packed + offsets[i] : args[i],
                k->param_size[i]);
-        t.u.kernel.args[i] = buf + offsets[i];
+        ((void **)buf)[i] = buf + table + offsets[i];
     }
     t.u.kernel.argbuf = buf;
     if (!aclsim__submit(s, &t)) {

@@ -25,8 +25,8 @@
  * depending on the CPU, so counting pauses would not bound the time). */
 #define HOST_SPIN_NS 20000      /* a host thread waiting for a stream */
 #define WORKER_SPIN_NS 20000    /* an idle worker waiting for work (one per device) */
-#define LINGER_NS 3000          /* a worker keeping a drained stream for more tasks */
-#define LINGER_BATCH 32
+#define LINGER_NS 10000          /* a worker keeping a drained stream for more tasks */
+#define LINGER_BATCH 256
 
 struct aclsim__event {
     void *handle;
@@ -122,6 +122,7 @@ static void schedule(struct aclsim__stream *s)
     struct aclsim__device *dev = s->device;
     pthread_mutex_lock(&dev->exec_lock);
     s->next_ready = NULL;
+    atomic_fetch_add_explicit(&dev->nready, 1, memory_order_relaxed);
     if (dev->ready_tail)
         dev->ready_tail->next_ready = s;
     else
@@ -283,6 +284,9 @@ static bool linger(struct aclsim__stream *s)
     unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
     pthread_mutex_unlock(&s->lock);
     for (struct backoff b = backoff_start(LINGER_NS); backoff_wait(&b);) {
+        /* Look rarely: every look pulls the producer's cache line over. */
+        for (int k = 0; k < 8; k++)
+            cpu_relax();
         uint64_t arrived = atomic_load_explicit(&s->submitted, memory_order_relaxed) - seen;
         if (arrived >= LINGER_BATCH || (arrived && atomic_load_explicit(&s->hurry, memory_order_relaxed)) ||
             atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
@@ -292,43 +296,65 @@ static bool linger(struct aclsim__stream *s)
     return s->head != NULL;
 }
 
+/* Tasks run or discarded by a worker, kept as the chain they were queued in
+ * (so the worker never writes to them) and handed back to the stream's
+ * spares in one splice. */
+struct chain { struct aclsim__task *head, *tail; };
+
+static void chain_append(struct chain *c, struct aclsim__task *first, struct aclsim__task *last)
+{
+    if (c->tail)
+        c->tail->next = first;
+    else
+        c->head = first;
+    c->tail = last;
+}
+
 /* Runs the tasks of claimed (taken off the queue by this worker) in order,
  * without the stream lock. Stops early at an event wait that is not yet
- * satisfied and returns the tasks from there on (NULL when all ran). Run or
- * discarded tasks are appended to *done for recycling. */
+ * satisfied and returns the tasks from there on (NULL when all ran). The
+ * tasks run or discarded go to *done; they are counted as completed. */
 static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim__task *claimed,
-                                        struct aclsim__task **done)
+                                        struct chain *done)
 {
-    while (claimed) {
-        struct aclsim__task *t = claimed;
+    struct aclsim__task *first = claimed, *prev = NULL, *rest = NULL;
+    uint64_t n = 0;
+    for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
             /* aclrtDestroyStreamForce: what has not started never will. */
-            struct aclsim__task *last = discard_tasks(t);
-            uint64_t n = 0;
             for (struct aclsim__task *x = t; x; x = x->next)
                 n++;
-            last->next = *done;
-            *done = t;
-            count_done(s, n);
-            return NULL;
+            prev = discard_tasks(t);
+            break;
         }
         if (t->kind == ACLSIM_TASK_WAIT) {
             struct aclsim__event *ev = t->u.event.event;
             pthread_mutex_lock(&ev->lock);
             bool ready = event_reached(ev, t->u.event.seq);
             pthread_mutex_unlock(&ev->lock);
-            if (!ready)
-                return claimed;
+            if (!ready) {
+                rest = t;
+                if (prev)
+                    prev->next = NULL;
+                break;
+            }
         } else {
+            /* User code may block on whoever waits for the tasks before it:
+             * report those first. (Copies and memsets are counted in bulk.) */
+            if (n && (t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL)) {
+                count_done(s, n);
+                n = 0;
+            }
             execute(s, t);
         }
-        claimed = t->next;
         task_release(t);
-        t->next = *done;
-        *done = t;
-        count_done(s, 1);
+        n++;
     }
-    return NULL;
+    if (prev)
+        chain_append(done, first, prev);
+    if (n)
+        count_done(s, n);
+    return rest;
 }
 
 /* A worker runs stream s: it claims everything queued with one lock, runs it
@@ -336,11 +362,19 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
  * streams). A waiting event parks the stream on the event. */
 static void run_stream(struct aclsim__stream *s)
 {
-    struct aclsim__task *done = NULL;
+    struct chain done = {NULL, NULL};
     int budget = BATCH;
     pthread_mutex_lock(&s->lock);
     s->state = ACLSIM_STREAM_RUNNING;
-    while (budget > 0 && (s->head || linger(s))) {
+    for (;;) {
+        /* The budget only matters when other streams are waiting for a worker. */
+        if (budget <= 0) {
+            if (atomic_load_explicit(&s->device->nready, memory_order_relaxed))
+                break;
+            budget = BATCH;
+        }
+        if (!s->head && !linger(s))
+            break;
         struct aclsim__task *claimed = s->head;
         s->head = s->tail = NULL;
         pthread_mutex_unlock(&s->lock);
@@ -378,11 +412,9 @@ static void run_stream(struct aclsim__stream *s)
     }
     if (s->head) {
         s->state = ACLSIM_STREAM_QUEUED;
-        while (done) {   /* recycle before letting go of the stream */
-            struct aclsim__task *t = done;
-            done = t->next;
-            t->next = s->spare;
-            s->spare = t;
+        if (done.head) {   /* recycle before letting go of the stream */
+            done.tail->next = s->spare;
+            s->spare = done.head;
         }
         pthread_mutex_unlock(&s->lock);
         schedule(s);
@@ -391,11 +423,9 @@ static void run_stream(struct aclsim__stream *s)
     s->state = ACLSIM_STREAM_IDLE;
     pthread_cond_broadcast(&s->progress);   /* destroy waits for IDLE */
 out:
-    while (done) {
-        struct aclsim__task *t = done;
-        done = t->next;
-        t->next = s->spare;
-        s->spare = t;
+    if (done.head) {
+        done.tail->next = s->spare;
+        s->spare = done.head;
     }
     pthread_mutex_unlock(&s->lock);
 }
@@ -442,6 +472,7 @@ static void *worker_main(void *arg)
             dev->ready_head = s->next_ready;
             if (!dev->ready_head)
                 dev->ready_tail = NULL;
+            atomic_fetch_sub_explicit(&dev->nready, 1, memory_order_relaxed);
             pthread_mutex_unlock(&dev->exec_lock);
             run_stream(s);
             pthread_mutex_lock(&dev->exec_lock);
@@ -478,6 +509,7 @@ aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, c
     adaptive_mutex_init(&dev->exec_lock);
     pthread_cond_init(&dev->exec_wake, NULL);
     dev->ready_head = dev->ready_tail = NULL;
+    atomic_store(&dev->nready, 0);
     dev->jobs = NULL;
     dev->sleepers = 0;
     dev->stop = false;
@@ -564,7 +596,9 @@ static void stream_unref(struct aclsim__stream *s)
 aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
                                struct aclsim__stream **out, const char *api)
 {
-    struct aclsim__stream *s = aclsim__calloc(1, sizeof *s);
+    struct aclsim__stream *s = aclsim__aligned_alloc(_Alignof(struct aclsim__stream), sizeof *s);
+    if (s)
+        memset(s, 0, sizeof *s);
     if (!s)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
     s->context = ctx;
