@@ -16,10 +16,34 @@ void aclsim__set_current(struct aclsim__context *ctx)
     tls_current = ctx ? ctx->handle : NULL;
 }
 
+/* A thread without a live current context uses the configured default
+ * device (aclInit "defaultDevice"), if any; the runtime holds one reference
+ * on it until aclFinalize or a reset closes it. */
+static struct aclsim__context *default_device_context(void)
+{
+    int32_t id = aclsim__config()->default_device;
+    if (id < 0)
+        return NULL;
+    struct aclsim__context *ctx = NULL;
+    pthread_mutex_lock(&aclsim__rt.lock);
+    struct aclsim__device *dev = &aclsim__devices[id];
+    if (atomic_load(&dev->open) && !dev->closing) {
+        ctx = dev->default_ctx;
+    } else if (aclsim__device_acquire(id, "aclInit defaultDevice") == ACL_SUCCESS) {
+        ctx = dev->default_ctx;
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    if (ctx)
+        tls_current = ctx->handle;
+    return ctx;
+}
+
 aclError aclsim__current_context(const char *api, struct aclsim__context **out)
 {
     void *h = tls_current;
     struct aclsim__context *ctx = h ? aclsim__handle_get(h, ACLSIM_H_CONTEXT) : NULL;
+    if (ACLSIM_UNLIKELY(!ctx))   /* none yet, or destroyed: the default device, if any */
+        ctx = default_device_context();
     if (ACLSIM_UNLIKELY(!ctx))
         return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
                             h ? "the current context was destroyed (aclrtDestroyContext, or "

@@ -78,6 +78,7 @@ struct aclsim__config {
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* logical id -> physical id */
     bool symbols_supported;                  /* from the SoC's product family */
+    int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
 };
 
 struct aclsim__runtime {

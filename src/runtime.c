@@ -186,6 +186,7 @@ static aclError configure(const char *path, struct aclsim__config *c, bool *per_
     struct setting count = {.name = "ACLSIM_DEVICE_COUNT"}, soc = {.name = "ACLSIM_SOC_VERSION"},
                    memory = {.name = "ACLSIM_DEVICE_MEMORY"}, workers = {.name = "ACLSIM_WORKERS"};
     memset(c, 0, sizeof *c);
+    int32_t default_device = -1;
 
     if (path && *path) {
         char *text = NULL;
@@ -227,6 +228,22 @@ static aclError configure(const char *path, struct aclsim__config *c, bool *per_
             }
             *per_process = m[0] == '1';
         }
+        /* "defaultDevice": {"default_device": "0"}: the device of threads that never set one. */
+        const cJSON *dd = cJSON_GetObjectItemCaseSensitive(root, "defaultDevice");
+        const cJSON *id = cJSON_IsObject(dd) ? cJSON_GetObjectItemCaseSensitive(dd, "default_device")
+                                             : NULL;
+        if (dd) {
+            struct setting def = {.name = "defaultDevice.default_device"};
+            json_setting(dd, "default_device", &def);
+            uint32_t v;
+            if (!id || !parse_uint(def.text, 0, ACLSIM_MAX_DEVICES - 1, &v)) {
+                cJSON_Delete(root);
+                return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
+                                    "config file \"%s\": \"defaultDevice\" must be "
+                                    "{\"default_device\": \"<device id>\"}", path);
+            }
+            default_device = (int32_t)v;
+        }
         cJSON_Delete(root);
     }
 environment:
@@ -261,6 +278,7 @@ environment:
                             "%s (%s) is \"%s\": expected 2 to 64 worker threads per device",
                             workers.name, workers.origin, workers.text);
 
+    c->default_device = default_device;
     const char *visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
     if (visible && *visible) {
         parse_visible(visible, c);
@@ -269,6 +287,10 @@ environment:
         for (uint32_t i = 0; i < c->physical_devices; i++)
             c->visible[i] = i;
     }
+    if (c->default_device >= (int32_t)c->visible_count)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
+                            "defaultDevice %d is not a visible device (%u visible)",
+                            c->default_device, c->visible_count);
     return ACL_SUCCESS;
 }
 

@@ -393,6 +393,51 @@ static void test_concurrent_init_and_calls(void **state)
     assert_int_equal(atomic_load(&caller_bad), 0);
 }
 
+/* "defaultDevice": threads that never set a device use it. */
+static void *get_device_thread(void *arg)
+{
+    int32_t *out = arg;
+    if (aclrtGetDevice(out) != ACL_SUCCESS)
+        *out = -1;
+    return NULL;
+}
+
+static void test_default_device(void **state)
+{
+    (void)state;
+    setenv("ACLSIM_DEVICE_COUNT", "3", 1);
+    assert_int_equal(aclInit(write_file("default-device.json",
+                                        "{\"defaultDevice\": {\"default_device\": \"2\"}}")),
+                     ACL_SUCCESS);
+    int32_t dev = -1;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, get_device_thread, &dev), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(dev, 2);
+    void *p = NULL;   /* the main thread too: memory comes from device 2 */
+    assert_int_equal(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    assert_int_equal(aclrtGetDevice(&dev), ACL_SUCCESS);
+    assert_int_equal(dev, 2);
+    assert_int_equal(aclrtFree(p), ACL_SUCCESS);
+    /* An explicit device still wins. */
+    assert_int_equal(aclrtSetDevice(0), ACL_SUCCESS);
+    assert_int_equal(aclrtGetDevice(&dev), ACL_SUCCESS);
+    assert_int_equal(dev, 0);
+    assert_int_equal(aclFinalize(), ACL_SUCCESS);
+
+    /* A bad default device is an aclInit error naming the key. */
+    const char *bad[] = {"{\"defaultDevice\": {\"default_device\": \"3\"}}",
+                         "{\"defaultDevice\": {\"default_device\": \"x\"}}",
+                         "{\"defaultDevice\": 1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(aclInit(write_file("bad-default.json", bad[i])), ACL_ERROR_INVALID_PARAM);
+        const char *msg = aclGetRecentErrMsg();
+        assert_non_null(msg);
+        assert_non_null(strstr(msg, "defaultDevice"));
+    }
+    unsetenv("ACLSIM_DEVICE_COUNT");
+}
+
 /* ---- configuration --------------------------------------------------------------- */
 
 static void test_json_aclsim_object(void **state)
@@ -1023,6 +1068,7 @@ int main(void)
         T(test_reinit),
         T(test_concurrent_init_and_calls),
         T(test_json_aclsim_object),
+        T(test_default_device),
         T(test_env_wins_over_json),
         T(test_bad_json_aclsim_values),
         T(test_bad_env_values),
