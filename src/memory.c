@@ -325,20 +325,30 @@ aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src
     return ACL_SUCCESS;
 }
 
-aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
-                     aclrtMemcpyKind kind)
+/* The argument checks both copies start with (count 0 is handled before). */
+static aclError check_copy_args(const char *api, const void *dst, size_t destMax,
+                                const void *src, size_t count)
 {
-    static const char api[] = "aclrtMemcpy";
-    if (count == 0)
-        return ACL_SUCCESS;
     ACLSIM_REQUIRE_INIT(api);
     if (!dst || !src)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !dst ? "dst" : "src");
     if (count > destMax)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "count %zu is larger than destMax %zu", count, destMax);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                     aclrtMemcpyKind kind)
+{
+    static const char api[] = "aclrtMemcpy";
+    if (count == 0)
+        return ACL_SUCCESS;
+    aclError err = check_copy_args(api, dst, destMax, src, count);
+    if (err)
+        return err;
     struct aclsim__context *ctx = NULL;
-    aclError err = aclsim__current_context(api, &ctx);
+    err = aclsim__current_context(api, &ctx);
     struct aclsim__where wd, ws;
     if (!err)
         err = check_copy(api, dst, src, count, (int)kind, &wd, &ws);
@@ -353,14 +363,11 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     static const char api[] = "aclrtMemcpyAsync";
     if (count == 0)
         return ACL_SUCCESS;
-    ACLSIM_REQUIRE_INIT(api);
-    if (!dst || !src)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !dst ? "dst" : "src");
-    if (count > destMax)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "count %zu is larger than destMax %zu", count, destMax);
+    aclError err = check_copy_args(api, dst, destMax, src, count);
+    if (err)
+        return err;
     struct aclsim__stream *s = NULL;
-    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    err = aclsim__stream_resolve(stream, api, NULL, &s);
     struct aclsim__where wd, ws;
     if (!err)
         err = check_copy(api, dst, src, count, (int)kind, &wd, &ws);
