@@ -138,7 +138,23 @@ aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
     if (!b)
         return err;
     /* Queued launches of its kernels still point into the shared object:
-     * let every device finish the work queued so far before unmapping it. */
+     * let every device finish the work queued so far before unmapping it,
+     * including devices being reset and contexts being destroyed right now
+     * (their streams are off the lists aclsim__device_synchronize walks). */
+    pthread_mutex_lock(&aclsim__rt.lock);
+    for (uint32_t d = 0; d < aclsim__config()->visible_count; d++) {
+        struct aclsim__device *dev = &aclsim__devices[d];
+        while (dev->closing || dev->detached) {
+            if (aclsim__tls_worker) {   /* it may be waiting for this very host function */
+                pthread_mutex_unlock(&aclsim__rt.lock);
+                return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                                    "device %d is being reset; a host function cannot unload "
+                                    "a binary until the reset is over", d);
+            }
+            pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
+        }
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
     for (uint32_t d = 0; d < aclsim__config()->visible_count; d++)
         if (atomic_load(&aclsim__devices[d].open) &&
             (err = aclsim__device_synchronize(&aclsim__devices[d], api)))

@@ -65,8 +65,10 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     ctx->device = dev;
     ctx->is_default = is_default;
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_cond_init(&ctx->unlinked, NULL);
     aclError err = aclsim__stream_create(ctx, true, &ctx->default_stream, api);
     if (err) {
+        pthread_cond_destroy(&ctx->unlinked);
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return err;
@@ -74,6 +76,7 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     ctx->handle = aclsim__handle_new(ACLSIM_H_CONTEXT, ctx);
     if (!ctx->handle) {
         aclsim__stream_destroy(ctx->default_stream, true);
+        pthread_cond_destroy(&ctx->unlinked);
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a context");
@@ -90,15 +93,24 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
  * call the runtime. */
 void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
 {
-    for (;;) {
-        pthread_mutex_lock(&ctx->lock);
+    pthread_mutex_lock(&ctx->lock);
+    while (ctx->streams) {
         struct aclsim__stream *s = ctx->streams;
-        pthread_mutex_unlock(&ctx->lock);
-        if (!s)
-            break;
-        aclsim__stream_destroy(s, force);
+        /* A stream stays on the list until its destroyer unlinks it, so s is
+         * valid here. If aclrtDestroyStream won its handle, wait for that
+         * thread to take it off the list instead. */
+        if (aclsim__handle_free(s->handle)) {
+            ctx->streams = s->next_in_context;
+            pthread_mutex_unlock(&ctx->lock);
+            aclsim__stream_destroy(s, force);
+            pthread_mutex_lock(&ctx->lock);
+        } else {
+            pthread_cond_wait(&ctx->unlinked, &ctx->lock);
+        }
     }
+    pthread_mutex_unlock(&ctx->lock);
     aclsim__stream_destroy(ctx->default_stream, force);
+    pthread_cond_destroy(&ctx->unlinked);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

@@ -101,6 +101,9 @@ aclError aclsim__device_acquire(int32_t id, const char *api)
                                 "until the reset is over", id);
         pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
     }
+    if (aclsim__rt.finalizing || !aclsim__initialized())
+        return aclsim__fail(ACL_ERROR_UNINITIALIZE, api,
+                            "aclFinalize is in progress: no device can be opened");
     if (!atomic_load(&dev->open) && (err = open_device(dev, api)))
         return err;
     dev->refcount++;

@@ -78,17 +78,20 @@ void *aclsim__handle_get(const void *handle, int kind)
     return atomic_load_explicit(&s->object, memory_order_relaxed);
 }
 
-void aclsim__handle_free(const void *handle)
+bool aclsim__handle_free(const void *handle)
 {
     uintptr_t h = (uintptr_t)handle;
     uint32_t index = (uint32_t)((h & 0xffffffffu) >> 3);
+    bool freed = false;
     pthread_mutex_lock(&lock);
     struct slot *s = slot_at(index);
     if (s && atomic_load_explicit(&s->generation, memory_order_relaxed) == (uint32_t)(h >> 32)) {
+        freed = true;
         atomic_store_explicit(&s->generation, (uint32_t)(h >> 32) + 1, memory_order_release);
         atomic_store_explicit(&s->object, NULL, memory_order_relaxed);
         s->next_free = free_head;
         free_head = index;
     }
     pthread_mutex_unlock(&lock);
+    return freed;
 }

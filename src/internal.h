@@ -85,6 +85,7 @@ struct aclsim__runtime {
     pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
     pthread_cond_t changed; /* broadcast when a device has finished closing */
     atomic_bool initialized;
+    bool finalizing;        /* aclFinalize is closing devices: no device may open */
     /* aclInit "err_msg_mode" "1": one recent error for the process. Apart
      * from the config because failing calls read it during aclInit. */
     atomic_bool err_msg_per_process;
@@ -122,7 +123,9 @@ enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
-void aclsim__handle_free(const void *handle);
+/* True for the one call that freed it: of threads racing to destroy an
+ * object, only that one may go on to destroy it. */
+bool aclsim__handle_free(const void *handle);
 
 /* ---- heap.c: reserved address ranges ----------------------------------- */
 
@@ -240,6 +243,7 @@ struct aclsim__context {
     bool is_default;
     struct aclsim__context *next_in_device;   /* under rt.lock */
     pthread_mutex_t lock;                     /* guards streams */
+    pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
 };
 
@@ -315,7 +319,9 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
                                struct aclsim__stream **out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
-/* Waits for queued work (or discards not-started work with force), then frees. */
+/* Waits for queued work (or discards not-started work with force), then
+ * recycles s. The caller has won aclsim__handle_free on s's handle (or s is
+ * a default stream) and has taken s off its context's list. */
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
 /* Resolves a user stream argument (NULL = current context's default stream),
  * checking handle (107017) and context (107003). */

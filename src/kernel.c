@@ -23,6 +23,12 @@ static struct aclsim__addr_map kernels = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void aclsimRegisterKernel(aclsimKernel *kernel)
 {
+    if (kernel->num_params > 16) {   /* ACLSIM_KERNEL_REGISTER cannot make one */
+        atomic_fetch_add(&aclsim__registration_failures, 1);
+        aclsim__log(ACLSIM_LOG_ERROR, "kernel %s (%s:%d) has %u parameters; at most 16",
+                    kernel->name, kernel->file, kernel->line, kernel->num_params);
+        return;
+    }
     pthread_mutex_lock(&kernels.lock);
     kernel->handle = aclsim__handle_new(ACLSIM_H_FUNC, kernel);
     if (!kernel->handle || !aclsim__map_insert(&kernels, kernel->function, kernel)) {

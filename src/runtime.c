@@ -344,7 +344,10 @@ aclError aclFinalize(void)
                             "the runtime is not initialized (already finalized, or aclInit "
                             "was never called)");
     }
-    /* Live streams lose work not yet started; running tasks finish first. */
+    /* Live streams lose work not yet started; running tasks finish first.
+     * Devices drain with rt.lock released: finalizing keeps any of them
+     * (one already passed, too) from being opened again meanwhile. */
+    aclsim__rt.finalizing = true;
     for (uint32_t i = 0; i < aclsim__config()->visible_count; i++) {
         struct aclsim__device *dev = &aclsim__devices[i];
         while (dev->closing)   /* a reset in another thread: let it finish */
@@ -357,6 +360,7 @@ aclError aclFinalize(void)
     aclsim__events_finalize();
     aclsim__memory_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
+    aclsim__rt.finalizing = false;
     pthread_mutex_unlock(&aclsim__rt.lock);
     return ACL_SUCCESS;
 }

@@ -579,33 +579,54 @@ void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
 
 /* ---- streams ------------------------------------------------------------ */
 
+/* Stream structs are type-stable: a destroyed stream goes to this pool and is
+ * reused by a later aclrtCreateStream, never freed. A thread still inside
+ * aclsim__stream_wait on it (woken by the destroy) thus never touches freed
+ * memory, and since submitted/completed keep counting across reuse, the
+ * sequence number it waits for is already reached. The pool holds at most the
+ * peak number of streams. */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aclsim__stream *stream_pool;
+
 static void stream_unref(struct aclsim__stream *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
-    while (s->spare) {
-        struct aclsim__task *t = s->spare;
-        s->spare = t->next;
-        free(t);
-    }
-    pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->progress);
-    free(s);
+    pthread_mutex_lock(&pool_lock);
+    s->next_in_context = stream_pool;
+    stream_pool = s;
+    pthread_mutex_unlock(&pool_lock);
 }
 
 aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
                                struct aclsim__stream **out, const char *api)
 {
-    struct aclsim__stream *s = aclsim__aligned_alloc(_Alignof(struct aclsim__stream), sizeof *s);
+    pthread_mutex_lock(&pool_lock);
+    struct aclsim__stream *s = stream_pool;
     if (s)
+        stream_pool = s->next_in_context;
+    pthread_mutex_unlock(&pool_lock);
+    if (!s) {
+        s = aclsim__aligned_alloc(_Alignof(struct aclsim__stream), sizeof *s);
+        if (!s)
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
         memset(s, 0, sizeof *s);
-    if (!s)
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
+        adaptive_mutex_init(&s->lock);
+        pthread_cond_init(&s->progress, NULL);
+    }
+    /* A reused struct keeps its lock, condition variable, spare tasks and
+     * counters (submitted == completed; late waiters may still count in
+     * waiters and hurry). The rest starts afresh. */
+    pthread_mutex_lock(&s->lock);
+    s->handle = NULL;
     s->context = ctx;
     s->device = ctx->device;
-    atomic_init(&s->refs, 1);
-    adaptive_mutex_init(&s->lock);
-    pthread_cond_init(&s->progress, NULL);
+    s->head = s->tail = NULL;
+    s->state = ACLSIM_STREAM_IDLE;
+    s->next_ready = s->next_waiting = s->next_in_context = NULL;
+    atomic_store(&s->discard, false);
+    atomic_store(&s->refs, 1);
+    pthread_mutex_unlock(&s->lock);
     if (!is_default) {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
         if (!s->handle) {
@@ -622,19 +643,22 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
     return ACL_SUCCESS;
 }
 
+/* Takes s off its context's list (after its handle was won). */
+static void unlink_stream(struct aclsim__stream *s)
+{
+    struct aclsim__context *ctx = s->context;
+    pthread_mutex_lock(&ctx->lock);
+    for (struct aclsim__stream **p = &ctx->streams; *p; p = &(*p)->next_in_context)
+        if (*p == s) {
+            *p = s->next_in_context;
+            break;
+        }
+    pthread_cond_broadcast(&ctx->unlinked);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 {
-    if (s->handle) {
-        aclsim__handle_free(s->handle);
-        struct aclsim__context *ctx = s->context;
-        pthread_mutex_lock(&ctx->lock);
-        for (struct aclsim__stream **p = &ctx->streams; *p; p = &(*p)->next_in_context)
-            if (*p == s) {
-                *p = s->next_in_context;
-                break;
-            }
-        pthread_mutex_unlock(&ctx->lock);
-    }
     pthread_mutex_lock(&s->lock);
     if (force) {
         /* Discard every task that has not started. A worker running the
@@ -855,9 +879,11 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream is NULL (the default stream cannot be destroyed)");
     struct aclsim__stream *s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
-    if (!s)
+    /* Only the thread that frees the handle destroys the stream. */
+    if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "stream %p is not a live stream (destroyed, or never created)", stream);
+    unlink_stream(s);
     aclsim__stream_destroy(s, force);
     return ACL_SUCCESS;
 }

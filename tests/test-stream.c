@@ -68,18 +68,6 @@ static int log_count(struct log *l)
     return n;
 }
 
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
-
 /* ---- tests ----------------------------------------------------------------- */
 
 static void test_uninitialized(void **state)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
 #include <stdio.h>
@@ -338,12 +339,127 @@ static void test_lifecycle_with_work_in_flight(void **state)
     }
 }
 
+/* ---- races found in review (each once used freed memory or hung) ------------ */
+
+#define RACE_STREAMS 32
+static aclrtStream race_streams[RACE_STREAMS];
+static atomic_int race_go;
+
+static void *destroy_all(void *arg)
+{
+    int *errors = arg;
+    while (!atomic_load(&race_go))
+        ;
+    for (int i = RACE_STREAMS - 1; i >= 0; i--) {
+        aclError e = aclrtDestroyStream(race_streams[i]);
+        /* Either this thread destroys it, or the reset got there first. */
+        if (e != ACL_SUCCESS && e != ACL_ERROR_RT_INVALID_HANDLE)
+            (*errors)++;
+    }
+    return NULL;
+}
+
+/* aclrtDestroyStream racing aclrtResetDevice: each stream destroyed exactly once. */
+static void test_destroy_stream_races_reset(void **state)
+{
+    (void)state;
+    init_two_devices();
+    int errors = 0;
+    for (int round = 0; round < 100; round++) {
+        OK(aclrtSetDevice(0));
+        for (int i = 0; i < RACE_STREAMS; i++)
+            OK(aclrtCreateStream(&race_streams[i]));
+        atomic_store(&race_go, 0);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, destroy_all, &errors), 0);
+        atomic_store(&race_go, 1);
+        OK(aclrtResetDevice(0));
+        pthread_join(t, NULL);
+    }
+    assert_int_equal(errors, 0);
+    finalize();
+}
+
+static pthread_barrier_t sync_barrier;
+static void sleep_2ms(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void *queue_and_sync(void *arg)
+{
+    (void)arg;
+    aclrtSetDevice(0);
+    aclrtLaunchHostFunc(NULL, sleep_2ms, NULL);
+    pthread_barrier_wait(&sync_barrier);
+    aclError e = aclrtSynchronizeStream(NULL);   /* the stream may vanish under it */
+    return (void *)(intptr_t)(e != ACL_SUCCESS && e != ACL_ERROR_RT_CONTEXT_NULL);
+}
+
+/* A thread synchronizing a stream while another force-resets its device. */
+static void test_synchronize_races_reset(void **state)
+{
+    (void)state;
+    init_two_devices();
+    pthread_barrier_init(&sync_barrier, NULL, 2);
+    for (int round = 0; round < 50; round++) {
+        OK(aclrtSetDevice(0));
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, queue_and_sync, NULL), 0);
+        pthread_barrier_wait(&sync_barrier);
+        struct timespec ts = {0, 500 * 1000};
+        nanosleep(&ts, NULL);
+        OK(aclrtResetDeviceForce(0));
+        void *bad;
+        pthread_join(t, &bad);
+        assert_null(bad);
+    }
+    pthread_barrier_destroy(&sync_barrier);
+    finalize();
+}
+
+static atomic_int late_started;
+static atomic_int late_result;
+static void set_device_late(void *arg)
+{
+    (void)arg;
+    atomic_store(&late_started, 1);
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store(&late_result, aclrtSetDevice(0));
+}
+
+/* A host function opening a device while aclFinalize drains: refused, and
+ * aclFinalize leaves no device (and no worker thread) behind. */
+static void test_finalize_refuses_late_open(void **state)
+{
+    (void)state;
+    int before = thread_count();
+    init_two_devices();
+    OK(aclrtSetDevice(1));
+    atomic_store(&late_started, 0);
+    atomic_store(&late_result, -1);
+    OK(aclrtLaunchHostFunc(NULL, set_device_late, NULL));
+    while (!atomic_load(&late_started))
+        ;
+    OK(aclFinalize());
+    assert_int_equal(atomic_load(&late_result), ACL_ERROR_UNINITIALIZE);
+    assert_int_equal(thread_count(), before);
+    unsetenv("ACLSIM_DEVICE_COUNT");
+    unsetenv("ACLSIM_DEVICE_MEMORY");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mixed_symbol_copies),
         cmocka_unit_test(test_stream_churn_vs_copies),
         cmocka_unit_test(test_lifecycle_with_work_in_flight),
+        cmocka_unit_test(test_destroy_stream_races_reset),
+        cmocka_unit_test(test_synchronize_races_reset),
+        cmocka_unit_test(test_finalize_refuses_late_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

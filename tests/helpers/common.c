@@ -4,6 +4,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,4 +385,16 @@ void note_first_error(atomic_int *errors, char *buf, size_t len, const char *fmt
     va_end(ap);
     if (n >= 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " (%s)", m ? m : "no message");
+}
+
+int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
 }

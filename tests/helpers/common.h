@@ -190,4 +190,7 @@ void actor_stop(struct actor *a);
 void note_first_error(atomic_int *errors, char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Threads of this process (entries of /proc/self/task). */
+int thread_count(void);
+
 #endif
