@@ -63,6 +63,7 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     h->committed = 0;
     h->used = 0;
     h->nallocs = 0;
+    atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
     h->nfree = 1;
     h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->capacity};
     pthread_rwlock_unlock(&h->lock);
@@ -74,6 +75,7 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
     if (!base)
         return;
     __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
+    atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
     munmap(base, round_up(h->capacity, 4096));
     free(h->allocs);
     free(h->free);
@@ -211,6 +213,7 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
         memmove(&h->allocs[pos - 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
         h->nallocs--;
         h->used -= a.span;
+        atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
         if (a.span >= RELEASE_MIN) {
             uintptr_t from = round_up(a.addr, 4096), to = (a.addr + a.span) & ~(uintptr_t)4095;
             if (to > from)
@@ -223,8 +226,23 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
     return ok;
 }
 
+/* The allocation this thread found last, valid while its heap has had no free
+ * since (frees counts them): repeated copies from one buffer, the common case,
+ * then take no lock. */
+static _Thread_local struct {
+    const struct aclsim__heap *heap;
+    uint64_t frees;
+    struct aclsim__alloc alloc;
+} last_found;
+
 bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__alloc *out)
 {
+    uint64_t frees = atomic_load_explicit(&h->frees, memory_order_acquire);
+    if (last_found.heap == h && last_found.frees == frees &&
+        (uintptr_t)p - last_found.alloc.addr < last_found.alloc.size) {
+        *out = last_found.alloc;
+        return true;
+    }
     bool found = false;
     pthread_rwlock_rdlock(&h->lock);
     size_t pos = upper_bound(h, (uintptr_t)p);
@@ -236,5 +254,10 @@ bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__all
         }
     }
     pthread_rwlock_unlock(&h->lock);
+    if (found) {
+        last_found.heap = h;
+        last_found.frees = frees;
+        last_found.alloc = *out;
+    }
     return found;
 }

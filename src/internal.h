@@ -154,6 +154,7 @@ struct aclsim__heap {
     size_t nallocs, cap_allocs;
     struct aclsim__extent { uintptr_t addr; size_t size; } *free;
     size_t nfree, cap_free;
+    atomic_uint_fast64_t frees;    /* frees, resets and destroys so far: never goes back */
 };
 
 /* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
@@ -365,6 +366,11 @@ extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */
  * side, returns only after it ran. label names the variable, if any. */
 aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src, size_t count,
                             bool pageable, const char *label, const char *api);
+/* 100000 unless [p, p + n) lies inside one live allocation, for device and
+ * page-locked memory (ordinary host memory cannot be checked). name is the
+ * argument's name in the message. */
+aclError aclsim__check_range(const char *api, const char *name, const void *p, size_t n,
+                             struct aclsim__where w);
 /* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
 void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);

@@ -200,9 +200,8 @@ static const char *kind_name(int kind)
     return kind >= 0 && kind <= 7 ? names[kind] : "?";
 }
 
-/* p .. p+n must lie inside one live allocation when p is device or page-locked memory. */
-static aclError check_range(const char *api, const char *name, const void *p, size_t n,
-                            struct aclsim__where w)
+aclError aclsim__check_range(const char *api, const char *name, const void *p, size_t n,
+                             struct aclsim__where w)
 {
     struct aclsim__heap *h = w.kind == ACLSIM_DEVICE ? &w.device->heap
                              : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
@@ -268,9 +267,9 @@ static aclError check_copy(const char *api, void *dst, const void *src, size_t c
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "kind is %s but src and dst are both on device %d",
                             kind_name(kind), ws->device->id);
-    aclError err = check_range(api, "dst", dst, count, *wd);
+    aclError err = aclsim__check_range(api, "dst", dst, count, *wd);
     if (!err)
-        err = check_range(api, "src", src, count, *ws);
+        err = aclsim__check_range(api, "src", src, count, *ws);
     return err;
 }
 
@@ -390,7 +389,7 @@ static aclError check_memset(const char *api, void *devPtr, size_t maxCount, siz
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "devPtr %p is ordinary host memory (device or aclrtMallocHost "
                             "memory expected)", devPtr);
-    return check_range(api, "devPtr", devPtr, count, *w);
+    return aclsim__check_range(api, "devPtr", devPtr, count, *w);
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)

@@ -357,6 +357,10 @@ static aclError check_symbol_copy(enum direction dir, const void *host, size_t h
                             "offset %zu + count %zu = %zu exceeds the %zu bytes of device "
                             "variable %s (%s:%d)", offset, count, offset + count, var->size,
                             var->name, var->file, var->line);
+    if (aclsim__heap_contains(&aclsim__host_heap, host) &&
+        (err = aclsim__check_range(api, host_name, host, count,
+                                   (struct aclsim__where){ACLSIM_PINNED, NULL})))
+        return err;   /* a page-locked buffer overrun, or freed */
     if (ACLSIM_UNLIKELY(aclsim__device_of(host) != NULL)) {
         char what[256];
         aclsim__describe(host, what, sizeof what);

@@ -1043,6 +1043,28 @@ static void test_async_errors_not_deferred(void **state)
     EXPECT_OK(aclrtFreeHost(pin));
 }
 
+/* The host side in page-locked memory must lie inside its allocation:
+ * an overrun or a freed buffer is refused, sync and async. */
+static void test_pinned_host_side_checked(void **state)
+{
+    (void)state;
+    int32_t *pin = NULL;
+    EXPECT_OK(aclrtMallocHost((void **)&pin, 16));   /* 16 bytes: 4 of the 8 elements */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "overruns",
+               aclrtMemcpyToSymbol(sym_arr, pin, 32, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "overruns",
+               aclrtMemcpyFromSymbolAsync(pin, 32, sym_arr, 32, 0, ACL_MEMCPY_DEVICE_TO_HOST,
+                                          NULL));
+    EXPECT_OK(aclrtMemcpyFromSymbol(pin, 16, sym_arr, 16, 0, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_memory_equal(pin, arr_init, 16);
+    EXPECT_OK(aclrtFreeHost(pin));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "src",
+               aclrtMemcpyToSymbolAsync(sym_arr, pin, 4, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL));
+    int32_t back[8];
+    read_arr(back);
+    assert_memory_equal(back, arr_init, sizeof back);   /* nothing was written */
+}
+
 /* ---- per-device instances -------------------------------------------------------------- */
 
 static void test_instance_is_device_memory(void **state)
@@ -1396,6 +1418,7 @@ int main(void)
         T(test_async_stream_of_other_context),
         T(test_async_destroyed_stream),
         T(test_async_errors_not_deferred),
+    T(test_pinned_host_side_checked),
         T(test_instance_is_device_memory),
         T(test_instance_alignment),
         T(test_instance_counted_in_memory),
