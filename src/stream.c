@@ -24,7 +24,7 @@
 /* Spin budgets, in nanoseconds (a pause instruction takes 10-150 ns
  * depending on the CPU, so counting pauses would not bound the time). */
 #define HOST_SPIN_NS 20000      /* a host thread waiting for a stream */
-#define WORKER_SPIN_NS 20000    /* an idle worker waiting for work (one per device) */
+#define WORKER_SPIN_NS 5000    /* an idle worker waiting for work (one per device) */
 #define LINGER_NS 10000          /* a worker keeping a drained stream for more tasks */
 #define LINGER_BATCH 256
 
