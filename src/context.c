@@ -150,6 +150,8 @@ aclError aclrtDestroyContext(aclrtContext context)
         err = aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                            "context %p is not a live context (destroyed, or never created)",
                            context);
+    } else if (aclsim__tls_stream && aclsim__tls_stream->context == ctx) {
+        err = aclsim__refuse_self_wait(api, "a stream of this context");
     } else if (ctx->is_default) {
         err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                            "context %p is the default context of device %d; it is released "

@@ -116,6 +116,8 @@ aclError aclsim__device_release(int32_t id, bool force, const char *api)
     if (err)
         return err;
     struct aclsim__device *dev = &aclsim__devices[id];
+    if (ACLSIM_UNLIKELY(aclsim__tls_device == dev) && (force || dev->refcount <= 1))
+        return aclsim__refuse_self_wait(api, "this device");   /* it would join itself */
     if (!atomic_load(&dev->open) || dev->closing) {
         aclsim__log(ACLSIM_LOG_WARNING, "%s: device %d is not in use; nothing to reset", api, id);
         return ACL_SUCCESS;

@@ -343,8 +343,14 @@ void aclsim__executor_stop(struct aclsim__device *dev);
 /* Runs job on the calling worker plus idle workers of dev; returns when done. */
 void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job);
 
-/* True on the device worker threads (where host functions and kernels run). */
+/* True on the device worker threads (where host functions and kernels run);
+ * the device they serve, and the stream whose task they run (or NULL). */
 extern _Thread_local bool aclsim__tls_worker;
+extern _Thread_local struct aclsim__device *aclsim__tls_device;
+extern _Thread_local struct aclsim__stream *aclsim__tls_stream;
+/* 507000 for a call from a host function or kernel that would wait for its
+ * own stream or device (what: "this stream", "this device", ...). */
+aclError aclsim__refuse_self_wait(const char *api, const char *what);
 
 /* Thread-local state of the block a worker is running (kernel.c). */
 extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,

@@ -314,6 +314,9 @@ void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src
 aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src, size_t count,
                             bool pageable, const char *label, const char *api)
 {
+    if (ACLSIM_UNLIKELY(pageable && s == aclsim__tls_stream))
+        return aclsim__refuse_self_wait(api, "this stream (a copy with ordinary host memory "
+                                             "waits for the stream)");
     struct aclsim__task t = {.kind = ACLSIM_TASK_COPY, .bytes = count, .label = label,
                              .u.copy = {dst, src}};
     uint64_t seq = aclsim__submit(s, &t);

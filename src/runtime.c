@@ -344,6 +344,10 @@ aclError aclFinalize(void)
                             "the runtime is not initialized (already finalized, or aclInit "
                             "was never called)");
     }
+    if (aclsim__tls_worker) {
+        pthread_mutex_unlock(&aclsim__rt.lock);
+        return aclsim__refuse_self_wait("aclFinalize", "a device");
+    }
     /* Live streams lose work not yet started; running tasks finish first.
      * Devices drain with rt.lock released: finalizing keeps any of them
      * (one already passed, too) from being opened again meanwhile. */

@@ -341,11 +341,17 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
         } else {
             /* User code may block on whoever waits for the tasks before it:
              * report those first. (Copies and memsets are counted in bulk.) */
-            if (n && (t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL)) {
-                count_done(s, n);
-                n = 0;
+            bool user_code = t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL;
+            if (user_code) {
+                if (n) {
+                    count_done(s, n);
+                    n = 0;
+                }
+                aclsim__tls_stream = s;   /* lets the runtime refuse waits on itself */
             }
             execute(s, t);
+            if (user_code)
+                aclsim__tls_stream = NULL;
         }
         task_release(t);
         n++;
@@ -450,11 +456,21 @@ static void work_on(struct aclsim__job *job)
 }
 
 _Thread_local bool aclsim__tls_worker;
+_Thread_local struct aclsim__device *aclsim__tls_device;
+_Thread_local struct aclsim__stream *aclsim__tls_stream;
+
+aclError aclsim__refuse_self_wait(const char *api, const char *what)
+{
+    return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                        "called from a host function or kernel running on %s: it would wait "
+                        "for itself (do this from a host thread)", what);
+}
 
 static void *worker_main(void *arg)
 {
     struct aclsim__device *dev = arg;
     aclsim__tls_worker = true;
+    aclsim__tls_device = dev;
     pthread_mutex_lock(&dev->exec_lock);
     for (;;) {
         struct aclsim__job *job = open_job(dev);
@@ -808,6 +824,8 @@ static uint64_t submitted_of(struct aclsim__stream *s)
 
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
 {
+    if (ACLSIM_UNLIKELY(aclsim__tls_device == dev))
+        return aclsim__refuse_self_wait(api, "this device");
     /* Snapshot (stream, submitted) pairs under the locks, wait without them. */
     size_t n = 0, cap = 16;
     struct pending { struct aclsim__stream *s; uint64_t seq; } *list = aclsim__malloc(cap * sizeof *list);
@@ -879,6 +897,8 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream is NULL (the default stream cannot be destroyed)");
     struct aclsim__stream *s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
+    if (s && ACLSIM_UNLIKELY(s == aclsim__tls_stream))
+        return aclsim__refuse_self_wait(api, "this stream");
     /* Only the thread that frees the handle destroys the stream. */
     if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
@@ -905,6 +925,8 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
     if (err)
         return err;
+    if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
+        return aclsim__refuse_self_wait(api, "this stream");
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);

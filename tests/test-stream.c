@@ -903,12 +903,56 @@ static void test_memcpy_async_pageable_vs_pinned(void **state)
     free(check);
 }
 
+/* A host function that waits for its own stream or device would wait forever:
+ * the runtime refuses those calls (507000) instead of hanging. */
+struct self_wait_results {
+    aclrtStream stream;
+    aclError sync_own, destroy_own, pageable_own, sync_device, reset_device, finalize;
+    bool message;
+};
+
+static void self_waits(void *arg)
+{
+    struct self_wait_results *r = arg;
+    /* A worker has no current context of its own: take the device's. */
+    aclrtSetDevice(0);
+    r->sync_own = aclrtSynchronizeStream(r->stream);
+    r->message = aclGetRecentErrMsg() != NULL;
+    r->destroy_own = aclrtDestroyStream(r->stream);
+    static char host[16];
+    r->pageable_own = aclrtMemcpyAsync(host, sizeof host, host + 8, 8, ACL_MEMCPY_HOST_TO_HOST,
+                                       r->stream);
+    r->sync_device = aclrtSynchronizeDevice();
+    r->reset_device = aclrtResetDeviceForce(0);
+    r->finalize = aclFinalize();
+    aclrtResetDevice(0);   /* the reference this host function took */
+}
+
+static void test_host_function_cannot_wait_for_itself(void **state)
+{
+    (void)state;
+    static struct self_wait_results r;
+    memset(&r, 0, sizeof r);
+    ASSERT_OK(aclrtCreateStream(&r.stream));
+    ASSERT_OK(aclrtLaunchHostFunc(r.stream, self_waits, &r));
+    ASSERT_OK(aclrtSynchronizeStream(r.stream));   /* returns: nothing hung */
+    assert_int_equal(r.sync_own, ACL_ERROR_RT_INTERNAL_ERROR);
+    assert_true(r.message);
+    assert_int_equal(r.destroy_own, ACL_ERROR_RT_INTERNAL_ERROR);
+    assert_int_equal(r.pageable_own, ACL_ERROR_RT_INTERNAL_ERROR);
+    assert_int_equal(r.sync_device, ACL_ERROR_RT_INTERNAL_ERROR);
+    assert_int_equal(r.reset_device, ACL_ERROR_RT_INTERNAL_ERROR);
+    assert_int_equal(r.finalize, ACL_ERROR_RT_INTERNAL_ERROR);
+    ASSERT_OK(aclrtDestroyStream(r.stream));   /* still alive and usable from the host */
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uninitialized),
+        T(test_host_function_cannot_wait_for_itself),
         T(test_host_funcs_in_order),
         T(test_mixed_tasks_in_order),
         T(test_streams_run_concurrently),
