@@ -174,26 +174,34 @@ aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
     return ACL_SUCCESS;
 }
 
+/* Both lookups hold loaded_lock from the handle check to the end, so a
+ * concurrent aclrtBinaryUnLoad cannot unmap the binary under them. */
 aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName,
                                 aclrtFuncHandle *funcHandle)
 {
     static const char api[] = "aclrtBinaryGetFunction";
     ACLSIM_REQUIRE_INIT(api);
     aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
     struct binary *b = binary_of(binHandle, api, &err);
     if (!b)
-        return err;
-    if (!kernelName || !funcHandle)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
-                            !kernelName ? "kernelName" : "funcHandle");
+        goto out;
+    if (!kernelName || !funcHandle) {
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                           !kernelName ? "kernelName" : "funcHandle");
+        goto out;
+    }
     void *fn = dlsym(b->dl, kernelName);
     const aclsimKernel *k = fn ? aclsim__kernel_by_function(fn) : NULL;
     if (!k)
-        return aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, api,
-                            "kernel binary \"%s\" has no registered kernel named \"%s\"",
-                            b->path, kernelName);
-    *funcHandle = k->handle;
-    return ACL_SUCCESS;
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, api,
+                           "kernel binary \"%s\" has no registered kernel named \"%s\"",
+                           b->path, kernelName);
+    else
+        *funcHandle = k->handle;
+out:
+    pthread_mutex_unlock(&loaded_lock);
+    return err;
 }
 
 aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void **dptr,
@@ -202,30 +210,39 @@ aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void *
     static const char api[] = "aclrtBinaryGetGlobal";
     ACLSIM_REQUIRE_INIT(api);
     aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
     struct binary *b = binary_of(binHandle, api, &err);
-    if (!b)
-        return err;
-    if (!name || !dptr || !size)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
-                            !name ? "name" : !dptr ? "dptr" : "size");
-    /* Check order as the symbol functions: context, SoC support, then name. */
     struct aclsim__context *ctx = NULL;
+    if (!b)
+        goto out;
+    if (!name || !dptr || !size) {
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                           !name ? "name" : !dptr ? "dptr" : "size");
+        goto out;
+    }
+    /* Check order as the symbol functions: context, SoC support, then name. */
     if ((err = aclsim__current_context(api, &ctx)))
-        return err;
-    if (!aclsim__config()->symbols_supported)
-        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
-                            "device variables are not supported on SoC %s",
-                            aclsim__config()->soc_name);
+        goto out;
+    if (!aclsim__config()->symbols_supported) {
+        err = aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                           "device variables are not supported on SoC %s",
+                           aclsim__config()->soc_name);
+        goto out;
+    }
     void *symbol = dlsym(b->dl, name);
-    if (!symbol || !aclsim__var_of(symbol))
-        return aclsim__fail(ACL_ERROR_RT_SYMBOL_NOT_FOUND, api,
-                            "kernel binary \"%s\" has no device variable named \"%s\"", b->path,
-                            name);
+    if (!symbol || !aclsim__var_of(symbol)) {
+        err = aclsim__fail(ACL_ERROR_RT_SYMBOL_NOT_FOUND, api,
+                           "kernel binary \"%s\" has no device variable named \"%s\"",
+                           b->path, name);
+        goto out;
+    }
     aclsimVar *var = NULL;
     char *p = NULL;
-    if ((err = aclsim__symbol_resolve(symbol, api, &ctx, &var, &p)))
-        return err;
-    *size = var->size;
-    *dptr = p;
-    return ACL_SUCCESS;
+    if (!(err = aclsim__symbol_resolve(symbol, api, &ctx, &var, &p))) {
+        *size = var->size;
+        *dptr = p;
+    }
+out:
+    pthread_mutex_unlock(&loaded_lock);
+    return err;
 }

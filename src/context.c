@@ -56,29 +56,47 @@ aclError aclsim__current_context(const char *api, struct aclsim__context **out)
 }
 
 /* Caller holds rt.lock. */
+/* Context structs are type-stable, like streams: a destroyed context goes to
+ * this pool, never back to malloc, so a thread that resolved it just before
+ * a reset reads stale but valid memory. */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aclsim__context *context_pool;
+
+static void context_recycle(struct aclsim__context *ctx)
+{
+    pthread_mutex_lock(&pool_lock);
+    ctx->next_in_device = context_pool;
+    context_pool = ctx;
+    pthread_mutex_unlock(&pool_lock);
+}
+
 aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
                                 struct aclsim__context **out, const char *api)
 {
-    struct aclsim__context *ctx = aclsim__calloc(1, sizeof *ctx);
-    if (!ctx)
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a context");
+    pthread_mutex_lock(&pool_lock);
+    struct aclsim__context *ctx = context_pool;
+    if (ctx)
+        context_pool = ctx->next_in_device;
+    pthread_mutex_unlock(&pool_lock);
+    if (!ctx) {
+        if (!(ctx = aclsim__calloc(1, sizeof *ctx)))
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a context");
+        pthread_mutex_init(&ctx->lock, NULL);
+        pthread_cond_init(&ctx->unlinked, NULL);
+    }
     ctx->device = dev;
     ctx->is_default = is_default;
-    pthread_mutex_init(&ctx->lock, NULL);
-    pthread_cond_init(&ctx->unlinked, NULL);
+    ctx->streams = NULL;
+    ctx->next_in_device = NULL;
     aclError err = aclsim__stream_create(ctx, true, &ctx->default_stream, api);
     if (err) {
-        pthread_cond_destroy(&ctx->unlinked);
-        pthread_mutex_destroy(&ctx->lock);
-        free(ctx);
+        context_recycle(ctx);
         return err;
     }
     ctx->handle = aclsim__handle_new(ACLSIM_H_CONTEXT, ctx);
     if (!ctx->handle) {
         aclsim__stream_destroy(ctx->default_stream, true);
-        pthread_cond_destroy(&ctx->unlinked);
-        pthread_mutex_destroy(&ctx->lock);
-        free(ctx);
+        context_recycle(ctx);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a context");
     }
     ctx->next_in_device = dev->contexts;
@@ -110,9 +128,7 @@ void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
     }
     pthread_mutex_unlock(&ctx->lock);
     aclsim__stream_destroy(ctx->default_stream, force);
-    pthread_cond_destroy(&ctx->unlinked);
-    pthread_mutex_destroy(&ctx->lock);
-    free(ctx);
+    context_recycle(ctx);
 }
 
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)

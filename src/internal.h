@@ -16,9 +16,11 @@
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
  *
- * Lock order (outer first): runtime.lock -> device.lock -> registry lock ->
- * heap.lock; stream.lock -> event.lock; device.exec_lock is never held while
- * taking any other lock except job waits. No lock is held while user code
+ * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
+ * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
+ * event.lock; event live_lock -> handle table lock. device.exec_lock is never
+ * held while taking any other lock except job waits. runtime.lock is released
+ * while a device drains (device.closing). No lock is held while user code
  * (kernels, host functions) runs.
  */
 #ifndef ACLSIM_INTERNAL_H
@@ -425,8 +427,9 @@ aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char 
 void aclsim__symbols_forget_device(struct aclsim__device *dev);
 
 aclsimVar *aclsim__var_of(const void *symbol);
-/* Current context (107002), SoC support (207000), lookup (107043), instance
- * on the current device (207001): the shared steps of the symbol functions. */
+/* Current context (107002; skipped if *ctx is already set), SoC support
+ * (207000), lookup (107043), instance on the current device (207001): the
+ * shared steps of the symbol functions. */
 aclError aclsim__symbol_resolve(const void *symbol, const char *api,
                                 struct aclsim__context **ctx, aclsimVar **var, char **inst);
 /* Registrations (variables and kernels) dropped for lack of memory so far:

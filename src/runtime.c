@@ -360,7 +360,11 @@ aclError aclFinalize(void)
             aclsim__device_release((int32_t)i, true, "aclFinalize");
         aclsim__heap_destroy(&dev->heap);
     }
+    /* Lock order is binary lock -> rt.lock (aclrtBinaryGetGlobal may open the
+     * default device): unload without rt.lock; finalizing still holds. */
+    pthread_mutex_unlock(&aclsim__rt.lock);
     aclsim__binaries_finalize();
+    pthread_mutex_lock(&aclsim__rt.lock);
     aclsim__events_finalize();
     aclsim__memory_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);

@@ -966,13 +966,23 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 
 /* ---- events --------------------------------------------------------------- */
 
+/* Resolves an event handle and takes a reference on the event (the caller
+ * drops it with event_unref). Lookup and reference happen under live_lock,
+ * where aclrtDestroyEvent frees the handle, so a racing destroy cannot free
+ * the event in between. */
 static struct aclsim__event *event_of(aclrtEvent event, const char *what, const char *api,
                                       aclError *err)
 {
-    struct aclsim__event *ev = event ? aclsim__handle_get(event, ACLSIM_H_EVENT) : NULL;
-    if (!event)
+    if (!event) {
         *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", what);
-    else if (!ev)
+        return NULL;
+    }
+    pthread_mutex_lock(&live_lock);
+    struct aclsim__event *ev = aclsim__handle_get(event, ACLSIM_H_EVENT);
+    if (ev)
+        atomic_fetch_add(&ev->refs, 1);
+    pthread_mutex_unlock(&live_lock);
+    if (!ev)
         *err = aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "%s %p is not a live event (destroyed, or never created)", what, event);
     return ev;
@@ -1019,16 +1029,15 @@ aclError aclrtDestroyEvent(aclrtEvent event)
         return err;
     /* Queued records and waits keep their reference; they still run. */
     pthread_mutex_lock(&live_lock);
-    bool live = aclsim__handle_get(event, ACLSIM_H_EVENT) == ev;   /* not raced away */
-    if (live) {
-        aclsim__handle_free(event);
+    bool live = aclsim__handle_free(event);   /* false: a racing destroy won */
+    if (live)
         live_unlink(ev);
-    }
     pthread_mutex_unlock(&live_lock);
+    event_unref(ev);   /* ours, from event_of */
     if (!live)
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "event %p is not a live event (destroyed, or never created)", event);
-    event_unref(ev);
+    event_unref(ev);   /* the handle's */
     return ACL_SUCCESS;
 }
 
@@ -1054,10 +1063,11 @@ static aclError queue_event_task(aclrtEvent event, aclrtStream stream, int kind,
     if (!ev)
         return err;
     struct aclsim__stream *s = NULL;
-    if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
+    if ((err = aclsim__stream_resolve(stream, api, NULL, &s))) {
+        event_unref(ev);
         return err;
-    struct aclsim__task t = {.kind = (uint8_t)kind, .u.event.event = ev};
-    atomic_fetch_add(&ev->refs, 1);
+    }
+    struct aclsim__task t = {.kind = (uint8_t)kind, .u.event.event = ev};   /* takes our ref */
     /* A record gets a new sequence number; a wait waits for the latest record
      * made before it (none: it passes at once). The event lock cannot be held
      * over the submit (lock order is stream -> event). */
@@ -1091,7 +1101,6 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
     struct aclsim__event *ev = event_of(event, "event", api, &err);
     if (!ev)
         return err;
-    atomic_fetch_add(&ev->refs, 1);
     pthread_mutex_lock(&ev->lock);
     uint64_t target = ev->recorded;   /* the latest record made before this call */
     while (!event_reached(ev, target))
@@ -1114,6 +1123,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
     pthread_mutex_lock(&ev->lock);
     bool done = ev->recorded > 0 && event_reached(ev, ev->recorded);
     pthread_mutex_unlock(&ev->lock);
+    event_unref(ev);
     *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     return ACL_SUCCESS;
 }
@@ -1139,14 +1149,19 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     if (!a)
         return err;
     struct aclsim__event *b = event_of(endEvent, "endEvent", api, &err);
-    if (!b)
+    if (!b) {
+        event_unref(a);
         return err;
+    }
     struct timespec ta, tb;
-    if (!event_stamp(a, &ta))
+    bool a_ok = event_stamp(a, &ta), b_ok = event_stamp(b, &tb);
+    event_unref(a);
+    event_unref(b);
+    if (!a_ok)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "startEvent %p has not completed a record (record it on a stream "
                             "and synchronize first)", startEvent);
-    if (!event_stamp(b, &tb))
+    if (!b_ok)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "endEvent %p has not completed a record (record it on a stream "
                             "and synchronize first)", endEvent);

@@ -381,10 +381,10 @@ static void test_destroy_stream_races_reset(void **state)
 }
 
 static pthread_barrier_t sync_barrier;
-static void sleep_2ms(void *arg)
+static void sleep_20ms(void *arg)
 {
     (void)arg;
-    struct timespec ts = {0, 2 * 1000 * 1000};
+    struct timespec ts = {0, 20 * 1000 * 1000};
     nanosleep(&ts, NULL);
 }
 
@@ -392,7 +392,7 @@ static void *queue_and_sync(void *arg)
 {
     (void)arg;
     aclrtSetDevice(0);
-    aclrtLaunchHostFunc(NULL, sleep_2ms, NULL);
+    aclrtLaunchHostFunc(NULL, sleep_20ms, NULL);
     pthread_barrier_wait(&sync_barrier);
     aclError e = aclrtSynchronizeStream(NULL);   /* the stream may vanish under it */
     return (void *)(intptr_t)(e != ACL_SUCCESS && e != ACL_ERROR_RT_CONTEXT_NULL);
@@ -404,12 +404,16 @@ static void test_synchronize_races_reset(void **state)
     (void)state;
     init_two_devices();
     pthread_barrier_init(&sync_barrier, NULL, 2);
-    for (int round = 0; round < 50; round++) {
+    for (int round = 0; round < 30; round++) {
         OK(aclrtSetDevice(0));
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, queue_and_sync, NULL), 0);
         pthread_barrier_wait(&sync_barrier);
-        struct timespec ts = {0, 500 * 1000};
+        /* Let the other thread get into its wait (the host function runs
+         * 20 ms): a waiter woken by the destroy must not touch freed memory.
+         * (A call still resolving its stream while the device goes away races
+         * the stream's lifetime, which is the program's bug, as in CANN.) */
+        struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
         OK(aclrtResetDeviceForce(0));
         void *bad;
