@@ -28,8 +28,9 @@ ACLSIM_DEVICE_VAR(float, oom_table, [32]);
 
 void oom_kernel(int *out)
 {
-    ACLSIM_DEV(oom_counter) += 1;
-    out[aclsimGetBlockIdx()] = ACLSIM_DEV(oom_counter);
+    /* Blocks run in parallel: the shared counter needs an atomic add. */
+    __atomic_fetch_add(&ACLSIM_DEV(oom_counter), 1, __ATOMIC_RELAXED);
+    out[aclsimGetBlockIdx()] = (int)aclsimGetBlockIdx();
 }
 ACLSIM_KERNEL_REGISTER(oom_kernel, int *);
 
