@@ -91,10 +91,10 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
         }
         strcat(strcpy(local, "./"), binPath);
     }
-    unsigned long failures = atomic_load(&aclsim__registration_failures);
+    unsigned long failures = aclsim__tls_registration_failures;
     b->dl = dlopen(local ? local : binPath, RTLD_NOW | RTLD_LOCAL);
     free(local);
-    if (b->dl && atomic_load(&aclsim__registration_failures) != failures) {
+    if (b->dl && aclsim__tls_registration_failures != failures) {
         /* Some of its variables or kernels could not be registered. */
         dlclose(b->dl);
         free(b);

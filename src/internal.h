@@ -432,9 +432,11 @@ aclsimVar *aclsim__var_of(const void *symbol);
  * shared steps of the symbol functions. */
 aclError aclsim__symbol_resolve(const void *symbol, const char *api,
                                 struct aclsim__context **ctx, aclsimVar **var, char **inst);
-/* Registrations (variables and kernels) dropped for lack of memory so far:
- * a binary whose load raised it is incomplete and is refused. */
-extern atomic_ulong aclsim__registration_failures;
+/* Registrations (variables and kernels) this thread dropped for lack of
+ * memory so far. Constructors run in the thread that calls dlopen, so a
+ * binary whose load raised it is incomplete and is refused; a failure in
+ * another thread's dlopen does not count against it. */
+extern _Thread_local unsigned long aclsim__tls_registration_failures;
 
 /* ---- binary.c ---- */
 /* aclFinalize: unloads the kernel binaries the program did not unload. */

@@ -24,7 +24,7 @@ static struct aclsim__addr_map kernels = {.lock = PTHREAD_MUTEX_INITIALIZER};
 void aclsimRegisterKernel(aclsimKernel *kernel)
 {
     if (kernel->num_params > 16) {   /* ACLSIM_KERNEL_REGISTER cannot make one */
-        atomic_fetch_add(&aclsim__registration_failures, 1);
+        aclsim__tls_registration_failures++;
         aclsim__log(ACLSIM_LOG_ERROR, "kernel %s (%s:%d) has %u parameters; at most 16",
                     kernel->name, kernel->file, kernel->line, kernel->num_params);
         return;
@@ -35,7 +35,7 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
         if (kernel->handle)
             aclsim__handle_free(kernel->handle);
         kernel->handle = NULL;
-        atomic_fetch_add(&aclsim__registration_failures, 1);
+        aclsim__tls_registration_failures++;
         aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering kernel %s (%s:%d)",
                     kernel->name, kernel->file, kernel->line);
     }

@@ -121,7 +121,7 @@ void aclsim__map_remove(struct aclsim__addr_map *m, const void *key)
 /* ---- the registry ------------------------------------------------------------ */
 
 pthread_mutex_t aclsim__registry_lock = PTHREAD_MUTEX_INITIALIZER;
-atomic_ulong aclsim__registration_failures;
+_Thread_local unsigned long aclsim__tls_registration_failures;
 static struct aclsim__addr_map vars = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* Every registered variable, for instantiating all of them on a device. */
 static aclsimVar **all_vars;
@@ -137,7 +137,7 @@ void aclsimRegisterVar(aclsimVar *var)
     __atomic_store_n(&var->instance[ACLSIM_HOST_SLOT], (void *)var->symbol, __ATOMIC_RELEASE);
     if (var->size <= SNAPSHOT_MAX) {
         if (!(var->initial = aclsim__malloc(var->size ? var->size : 1))) {
-            atomic_fetch_add(&aclsim__registration_failures, 1);
+            aclsim__tls_registration_failures++;
             aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
                         var->name, var->file, var->line);
             return;
@@ -163,7 +163,7 @@ fail:
     pthread_mutex_unlock(&aclsim__registry_lock);
     free(var->initial);
     var->initial = NULL;
-    atomic_fetch_add(&aclsim__registration_failures, 1);
+    aclsim__tls_registration_failures++;
     aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
                 var->name, var->file, var->line);
 }
