@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "example-check.h"
 #include "aclsim/aclsim.h"
 
 #define N 16
@@ -29,16 +30,6 @@ void scale(float *in, float *out, float bias)
 }
 ACLSIM_KERNEL_REGISTER(scale, float *, float *, float);
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        aclError err_ = (call);                                                       \
-        if (err_ != ACL_SUCCESS) {                                                    \
-            const char *msg_ = aclGetRecentErrMsg();                                  \
-            fprintf(stderr, "%s:%d: %s failed: %d %s\n", __FILE__, __LINE__, #call,   \
-                    err_, msg_ ? msg_ : "");                                          \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 static int run_on_device(int32_t device)
 {

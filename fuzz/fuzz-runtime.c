@@ -287,35 +287,25 @@ static void pend_remove(int i, bool resync)
     M.pe[i] = M.pe[--M.npend];
 }
 
-/* Everything queued on stream `key` has run (ran) or run-or-been-discarded (!ran). */
-static void settle_key(uintptr_t key, bool ran)
+/* Everything queued on stream `key` (by_device: on every stream of device
+ * `key`) has run (ran) or run-or-been-discarded (!ran). */
+static void settle(uintptr_t key, bool by_device, bool ran)
 {
     for (int i = 0; i < M.npend;)
-        if (M.pe[i].key == key)
+        if (by_device ? M.pe[i].sdev == (int)key : M.pe[i].key == key)
             pend_remove(i, true);
         else
             i++;
     for (int i = 0; i < MAX_EVENT; i++)
-        if (M.ev[i].recorded && !M.ev[i].complete && M.ev[i].key == key) {
+        if (M.ev[i].recorded && !M.ev[i].complete &&
+            (by_device ? M.ev[i].sdev == (int)key : M.ev[i].key == key)) {
             M.ev[i].complete = true;
             M.ev[i].ran = ran;
         }
 }
 
-/* The same for every stream of device d. */
-static void settle_sdev(int d, bool ran)
-{
-    for (int i = 0; i < M.npend;)
-        if (M.pe[i].sdev == d)
-            pend_remove(i, true);
-        else
-            i++;
-    for (int i = 0; i < MAX_EVENT; i++)
-        if (M.ev[i].recorded && !M.ev[i].complete && M.ev[i].sdev == d) {
-            M.ev[i].complete = true;
-            M.ev[i].ran = ran;
-        }
-}
+static void settle_key(uintptr_t key, bool ran) { settle(key, false, ran); }
+static void settle_sdev(int d, bool ran) { settle((uintptr_t)d, true, ran); }
 
 static void pend_add(uintptr_t key, int sdev, int tdev, int var, int alloc, size_t off,
                      size_t len)

@@ -327,7 +327,8 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
  * a default stream) and has taken s off its context's list. */
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
 /* Resolves a user stream argument (NULL = current context's default stream),
- * checking handle (107017) and context (107003). */
+ * checking handle (107017) and context (107003). If ctx_out points at a
+ * context already, that is taken as the current one (no second lookup). */
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
                                 struct aclsim__context **ctx_out,
                                 struct aclsim__stream **out);

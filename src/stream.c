@@ -720,8 +720,9 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
                                 struct aclsim__context **ctx_out, struct aclsim__stream **out)
 {
-    struct aclsim__context *ctx = NULL;
-    aclError err = aclsim__current_context(api, &ctx);
+    /* A caller that already resolved the current context passes it in. */
+    struct aclsim__context *ctx = ctx_out ? *ctx_out : NULL;
+    aclError err = ctx ? ACL_SUCCESS : aclsim__current_context(api, &ctx);
     if (err)
         return err;
     struct aclsim__stream *s = ctx->default_stream;

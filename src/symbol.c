@@ -420,7 +420,7 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
     if (ACLSIM_UNLIKELY(err))
         return err;
     struct aclsim__stream *s = NULL;
-    if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
+    if ((err = aclsim__stream_resolve(stream, api, &ctx, &s)))   /* ctx known from the checks */
         return err;
     bool pageable = !aclsim__heap_contains(&aclsim__host_heap, host);
     return dir == TO_SYMBOL

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "../example-check.h"
 
 #ifndef EXAMPLE_KERNELS_PATH
 #define EXAMPLE_KERNELS_PATH "./libbinary_kernels.so"
@@ -25,24 +26,7 @@
 #define N 1000
 #define BLOCKS 8
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        aclError err_ = (call);                                                       \
-        if (err_ != ACL_SUCCESS) {                                                    \
-            const char *msg_ = aclGetRecentErrMsg();                                  \
-            fprintf(stderr, "%s:%d: %s failed: %d %s\n", __FILE__, __LINE__, #call,   \
-                    err_, msg_ ? msg_ : "");                                          \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
-static int failures;
-
-static void verify(int ok, const char *what)
-{
-    printf("  [%s] %s\n", ok ? "ok" : "MISMATCH", what);
-    failures += !ok;
-}
 
 /* Expects `call` to fail with `code`; prints the message it left. */
 static void expect_error(aclError got, aclError code, const char *what)

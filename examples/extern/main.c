@@ -15,28 +15,12 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "../example-check.h"
 #include "lut.h"
 
 #define N 64
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        aclError err_ = (call);                                                       \
-        if (err_ != ACL_SUCCESS) {                                                    \
-            const char *msg_ = aclGetRecentErrMsg();                                  \
-            fprintf(stderr, "%s:%d: %s failed: %d %s\n", __FILE__, __LINE__, #call,   \
-                    err_, msg_ ? msg_ : "");                                          \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
-static int failures;
-
-static void verify(int ok, const char *what)
-{
-    printf("  [%s] %s\n", ok ? "ok" : "MISMATCH", what);
-    failures += !ok;
-}
 
 /* __global__ __aicore__ void gather(__gm__ const uint8_t *idx, __gm__ float *out)
  * out[i] = lut[idx[i]]; each block counts its lookups in lookups[block]. */
