@@ -1,7 +1,8 @@
 /*
  * aclsim internals: the data structures of the simulated runtime and the
  * invariants that hold between them. Everything here is private (prefix
- * aclsim__); the public API is include/acl and include/aclsim.
+ * aclsim__); the public API is include/acl and include/aclsim. The sources
+ * are in src/runtime/, one file per concept.
  *
  *   runtime (runtime.c)   init state + configuration, read once at aclInit
  *   error   (error.c)     per-thread messages for aclGetRecentErrMsg, logging
@@ -10,7 +11,10 @@
  *                         allocation table: device memory and page-locked host memory
  *   device  (device.c)    simulated devices: open/reset, worker pool lifetime
  *   context (context.c)   contexts, per-thread current context
- *   stream  (stream.c)    streams, tasks, the executor, events, host functions
+ *   executor (executor.c) per-device worker pools: run streams' tasks and jobs
+ *   stream  (stream.c)    streams: create/destroy, resolve, submit, wait
+ *   event   (event.c)     events: record/wait tasks, parking, host-side waits
+ *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
@@ -30,6 +34,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -55,6 +60,57 @@ aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void aclsim__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void aclsim__log_configure(void); /* reads the ASCEND_* log variables */
+
+/* ---- waiting: bounded spinning shared by the executor and waiters -------- */
+
+static inline uint64_t aclsim__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void aclsim__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Bounded polling: pure spinning for the first ACLSIM_SPIN_PURE_NS (the
+ * common hand-off takes a microsecond or two), then a sched_yield per round,
+ * so that a poller sharing a core with the thread it waits for lets that
+ * thread run instead of burning the core until its budget is spent. Budgets
+ * are in nanoseconds (a pause instruction takes 10-150 ns depending on the
+ * CPU, so counting pauses would not bound the time). */
+#define ACLSIM_SPIN_PURE_NS 2000
+struct aclsim__backoff { uint64_t start, end; };
+
+static inline struct aclsim__backoff aclsim__backoff_start(uint64_t budget_ns)
+{
+    uint64_t t = aclsim__now_ns();
+    return (struct aclsim__backoff){t, t + budget_ns};
+}
+
+/* One round of waiting; false once the budget is spent. */
+static inline bool aclsim__backoff_wait(struct aclsim__backoff *b)
+{
+    uint64_t t = aclsim__now_ns();
+    if (t >= b->end)
+        return false;
+    if (t - b->start < ACLSIM_SPIN_PURE_NS)
+        aclsim__cpu_relax();
+    else
+        sched_yield();
+    return true;
+}
+
+/* The executor's locks are held for a few instructions at a time by a host
+ * thread and a worker: spinning briefly before sleeping (glibc's adaptive
+ * mutex) avoids a futex round trip per task. */
+void aclsim__adaptive_mutex_init(pthread_mutex_t *m);
 
 /* ---- alloc.c: every internal allocation goes through these ------------- */
 
@@ -258,7 +314,7 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
 void aclsim__context_destroy(struct aclsim__context *ctx, bool force);
 void aclsim__set_current(struct aclsim__context *ctx);
 
-/* ---- stream.c: tasks and the executor ------------------------------------ */
+/* ---- stream.c, executor.c, event.c: tasks and the executor ------------- */
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT };
@@ -341,6 +397,29 @@ uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *tas
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
 /* aclFinalize: destroys the events the program did not destroy. */
 void aclsim__events_finalize(void);
+
+/* executor.c: puts s on its device's ready list (s was IDLE or PARKED). */
+void aclsim__schedule(struct aclsim__stream *s);
+/* Counts n more tasks of s as finished (run or discarded) and wakes threads
+ * waiting for them. Needs no lock (see aclsim__stream_wait). */
+void aclsim__count_done(struct aclsim__stream *s, uint64_t n);
+/* Discards tasks that will never run (a record counts as reached, unstamped,
+ * so nobody waits forever on it). Returns the last task, for recycling. */
+struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t);
+
+/* event.c, for the executor: */
+void aclsim__event_unref(struct aclsim__event *ev);
+/* Marks record seq of ev finished (stamp: with the time it ran) and
+ * reschedules the streams parked on it. */
+void aclsim__event_complete(struct aclsim__event *ev, uint64_t seq, bool stamp);
+/* Whether record seq of ev has finished. */
+bool aclsim__event_reached(struct aclsim__event *ev, uint64_t seq);
+/* Parks s (its lock held, its head a wait for record seq) on ev: false,
+ * without parking, if that record has finished meanwhile. */
+bool aclsim__event_park(struct aclsim__event *ev, uint64_t seq, struct aclsim__stream *s);
+/* Takes a PARKED s (its lock held) off ev's waiter list; false if it was no
+ * longer there (the record completed and is rescheduling it). */
+bool aclsim__event_unpark(struct aclsim__event *ev, struct aclsim__stream *s);
 aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api);
 void aclsim__executor_stop(struct aclsim__device *dev);
 /* Runs job on the calling worker plus idle workers of dev; returns when done. */

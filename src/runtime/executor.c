@@ -1,0 +1,427 @@
+/*
+ * The executor: each device runs a fixed pool of worker threads.
+ *
+ * A stream with runnable work sits on its device's ready list; a worker takes
+ * it, runs a batch of its tasks in order, and puts it back if more remain. One
+ * worker runs one stream at a time, so order within a stream holds; different
+ * streams run concurrently. A stream whose head task waits on an event that
+ * has not completed leaves the ready list (PARKED, see event.c) and occupies no
+ * worker until the event's record task runs. Kernel blocks and chunks of large
+ * copies are jobs: parallel-fors that idle workers of the device help with.
+ *
+ * Waiting threads (host or worker) spin briefly and then sleep on a condition
+ * variable: on a 2-core machine a spinning waiter must not keep a worker from
+ * the core it needs.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH 64            /* tasks a worker runs from one stream before yielding it */
+#define WORKER_SPIN_NS 5000    /* an idle worker waiting for work (one per device) */
+#define LINGER_NS 10000          /* a worker keeping a drained stream for more tasks */
+#define LINGER_BATCH 256
+
+/* See internal.h. */
+void aclsim__adaptive_mutex_init(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+/* ---- the executor ------------------------------------------------------ */
+
+void aclsim__schedule(struct aclsim__stream *s)
+{
+    struct aclsim__device *dev = s->device;
+    pthread_mutex_lock(&dev->exec_lock);
+    s->next_ready = NULL;
+    atomic_fetch_add_explicit(&dev->nready, 1, memory_order_relaxed);
+    if (dev->ready_tail)
+        dev->ready_tail->next_ready = s;
+    else
+        dev->ready_head = s;
+    dev->ready_tail = s;
+    atomic_fetch_add_explicit(&dev->work_hint, 1, memory_order_release);
+    if (dev->sleepers)
+        pthread_cond_signal(&dev->exec_wake);
+    pthread_mutex_unlock(&dev->exec_lock);
+}
+
+/* Frees what a task owns; the task itself goes back to the stream's spares. */
+static void task_release(struct aclsim__task *t)
+{
+    if (t->kind == ACLSIM_TASK_KERNEL)
+        free(t->u.kernel.argbuf);
+    else if (t->kind == ACLSIM_TASK_RECORD || t->kind == ACLSIM_TASK_WAIT)
+        aclsim__event_unref(t->u.event.event);
+}
+
+static void execute(struct aclsim__stream *s, struct aclsim__task *t)
+{
+    switch (t->kind) {
+    case ACLSIM_TASK_COPY:
+        aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
+        break;
+    case ACLSIM_TASK_MEMSET:
+        memset(t->u.memset.dst, t->u.memset.value, t->bytes);
+        break;
+    case ACLSIM_TASK_KERNEL:
+        aclsim__execute_kernel(s->device, t);
+        break;
+    case ACLSIM_TASK_HOST_FUNC:
+        t->u.host.fn(t->u.host.arg);
+        break;
+    case ACLSIM_TASK_RECORD:
+        aclsim__event_complete(t->u.event.event, t->u.event.seq, true);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Counts one more task of s as finished (run or discarded) and wakes threads
+ * waiting for it. Needs no lock: see aclsim__stream_wait for why no wake-up
+ * is lost. */
+void aclsim__count_done(struct aclsim__stream *s, uint64_t n)
+{
+    atomic_fetch_add(&s->completed, n);
+    if (atomic_load(&s->waiters)) {
+        pthread_mutex_lock(&s->lock);
+        pthread_cond_broadcast(&s->progress);
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+/* Discards tasks that will never run: their resources go, a record counts as
+ * reached (nobody may wait forever on it). Called without s->lock. Returns
+ * the last task of the list, for recycling. */
+struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
+{
+    struct aclsim__task *last = NULL;
+    for (; t; t = t->next) {
+        if (t->kind == ACLSIM_TASK_RECORD)
+            aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+        task_release(t);
+        last = t;
+    }
+    return last;
+}
+
+/* Called with s->lock held and no task queued: keeps the stream for a few
+ * microseconds in case its producer is pumping tasks, so that they are
+ * claimed in batches (one lock hand-over per batch instead of per task, and
+ * no schedule or wake-up). Returns early when a host thread waits on the
+ * stream or other work appears on the device. True if tasks arrived. */
+static bool linger(struct aclsim__stream *s)
+{
+    struct aclsim__device *dev = s->device;
+    uint64_t seen = atomic_load_explicit(&s->submitted, memory_order_relaxed);
+    unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
+    pthread_mutex_unlock(&s->lock);
+    for (struct aclsim__backoff b = aclsim__backoff_start(LINGER_NS); aclsim__backoff_wait(&b);) {
+        /* Look rarely: every look pulls the producer's cache line over. */
+        for (int k = 0; k < 8; k++)
+            aclsim__cpu_relax();
+        uint64_t arrived = atomic_load_explicit(&s->submitted, memory_order_relaxed) - seen;
+        if (arrived >= LINGER_BATCH || (arrived && atomic_load_explicit(&s->hurry, memory_order_relaxed)) ||
+            atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
+            break;
+    }
+    pthread_mutex_lock(&s->lock);
+    return s->head != NULL;
+}
+
+/* Tasks run or discarded by a worker, kept as the chain they were queued in
+ * (so the worker never writes to them) and handed back to the stream's
+ * spares in one splice. */
+struct chain { struct aclsim__task *head, *tail; };
+
+static void chain_append(struct chain *c, struct aclsim__task *first, struct aclsim__task *last)
+{
+    if (c->tail)
+        c->tail->next = first;
+    else
+        c->head = first;
+    c->tail = last;
+}
+
+/* Runs the tasks of claimed (taken off the queue by this worker) in order,
+ * without the stream lock. Stops early at an event wait that is not yet
+ * satisfied and returns the tasks from there on (NULL when all ran). The
+ * tasks run or discarded go to *done; they are counted as completed. */
+static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim__task *claimed,
+                                        struct chain *done)
+{
+    struct aclsim__task *first = claimed, *prev = NULL, *rest = NULL;
+    uint64_t n = 0;
+    for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
+        if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
+            /* aclrtDestroyStreamForce: what has not started never will. */
+            for (struct aclsim__task *x = t; x; x = x->next)
+                n++;
+            prev = aclsim__discard_tasks(t);
+            break;
+        }
+        if (t->kind == ACLSIM_TASK_WAIT) {
+            struct aclsim__event *ev = t->u.event.event;
+            if (!aclsim__event_reached(ev, t->u.event.seq)) {
+                rest = t;
+                if (prev)
+                    prev->next = NULL;
+                break;
+            }
+        } else {
+            /* User code may block on whoever waits for the tasks before it:
+             * report those first. (Copies and memsets are counted in bulk.) */
+            bool user_code = t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL;
+            if (user_code) {
+                if (n) {
+                    aclsim__count_done(s, n);
+                    n = 0;
+                }
+                aclsim__tls_stream = s;   /* lets the runtime refuse waits on itself */
+            }
+            execute(s, t);
+            if (user_code)
+                aclsim__tls_stream = NULL;
+        }
+        task_release(t);
+        n++;
+    }
+    if (prev)
+        chain_append(done, first, prev);
+    if (n)
+        aclsim__count_done(s, n);
+    return rest;
+}
+
+/* A worker runs stream s: it claims everything queued with one lock, runs it
+ * without the lock, and repeats (up to BATCH tasks, for fairness between
+ * streams). A waiting event parks the stream on the event. */
+static void run_stream(struct aclsim__stream *s)
+{
+    struct chain done = {NULL, NULL};
+    int budget = BATCH;
+    pthread_mutex_lock(&s->lock);
+    s->state = ACLSIM_STREAM_RUNNING;
+    for (;;) {
+        /* The budget only matters when other streams are waiting for a worker. */
+        if (budget <= 0) {
+            if (atomic_load_explicit(&s->device->nready, memory_order_relaxed))
+                break;
+            budget = BATCH;
+        }
+        if (!s->head && !linger(s))
+            break;
+        struct aclsim__task *claimed = s->head;
+        s->head = s->tail = NULL;
+        pthread_mutex_unlock(&s->lock);
+        for (struct aclsim__task *t = claimed; t; t = t->next)
+            budget--;
+        struct aclsim__task *rest = run_claimed(s, claimed, &done);
+        pthread_mutex_lock(&s->lock);
+        if (rest && atomic_load(&s->discard)) {
+            /* Force-destroyed while we looked at the event: do not park. */
+            pthread_mutex_unlock(&s->lock);
+            rest = run_claimed(s, rest, &done);   /* discards them all */
+            pthread_mutex_lock(&s->lock);
+        }
+        if (rest) {
+            /* Blocked on an event: the unrun tasks go back in front, in order. */
+            struct aclsim__task *last = rest;
+            while (last->next)
+                last = last->next;
+            last->next = s->head;
+            if (!s->head)
+                s->tail = last;
+            s->head = rest;
+            struct aclsim__event *ev = rest->u.event.event;
+            if (aclsim__event_park(ev, rest->u.event.seq, s))
+                goto out;
+            /* completed meanwhile: go on */
+        }
+    }
+    if (s->head) {
+        s->state = ACLSIM_STREAM_QUEUED;
+        if (done.head) {   /* recycle before letting go of the stream */
+            done.tail->next = s->spare;
+            s->spare = done.head;
+        }
+        pthread_mutex_unlock(&s->lock);
+        aclsim__schedule(s);
+        return;
+    }
+    s->state = ACLSIM_STREAM_IDLE;
+    pthread_cond_broadcast(&s->progress);   /* destroy waits for IDLE */
+out:
+    if (done.head) {
+        done.tail->next = s->spare;
+        s->spare = done.head;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A job on dev->jobs that still has unclaimed indices. Caller holds exec_lock. */
+static struct aclsim__job *open_job(struct aclsim__device *dev)
+{
+    for (struct aclsim__job *j = dev->jobs; j; j = j->next_job)
+        if (atomic_load_explicit(&j->next, memory_order_relaxed) < j->count)
+            return j;
+    return NULL;
+}
+
+static void work_on(struct aclsim__job *job)
+{
+    for (;;) {
+        uint32_t i = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (i >= job->count)
+            break;
+        job->run(job, i);
+    }
+}
+
+_Thread_local bool aclsim__tls_worker;
+_Thread_local struct aclsim__device *aclsim__tls_device;
+_Thread_local struct aclsim__stream *aclsim__tls_stream;
+
+aclError aclsim__refuse_self_wait(const char *api, const char *what)
+{
+    return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                        "called from a host function or kernel running on %s: it would wait "
+                        "for itself (do this from a host thread)", what);
+}
+
+static void *worker_main(void *arg)
+{
+    struct aclsim__device *dev = arg;
+    aclsim__tls_worker = true;
+    aclsim__tls_device = dev;
+    pthread_mutex_lock(&dev->exec_lock);
+    for (;;) {
+        struct aclsim__job *job = open_job(dev);
+        if (job) {
+            job->helpers++;
+            pthread_mutex_unlock(&dev->exec_lock);
+            work_on(job);
+            pthread_mutex_lock(&dev->exec_lock);
+            if (--job->helpers == 0 && !job->listed)
+                pthread_cond_signal(&job->idle);
+            continue;
+        }
+        struct aclsim__stream *s = dev->ready_head;
+        if (s) {
+            dev->ready_head = s->next_ready;
+            if (!dev->ready_head)
+                dev->ready_tail = NULL;
+            atomic_fetch_sub_explicit(&dev->nready, 1, memory_order_relaxed);
+            pthread_mutex_unlock(&dev->exec_lock);
+            run_stream(s);
+            pthread_mutex_lock(&dev->exec_lock);
+            continue;
+        }
+        if (dev->stop)
+            break;
+        /* One idle worker per device polls briefly for new work before paying
+         * for a sleep and a wake-up; the others sleep at once, so that idle
+         * workers never crowd out a host thread on a small machine. */
+        if (!dev->spinner) {
+            unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_acquire);
+            dev->spinner = true;
+            pthread_mutex_unlock(&dev->exec_lock);
+            for (struct aclsim__backoff b = aclsim__backoff_start(WORKER_SPIN_NS);
+                 atomic_load_explicit(&dev->work_hint, memory_order_acquire) == hint &&
+                 aclsim__backoff_wait(&b);)
+                ;
+            pthread_mutex_lock(&dev->exec_lock);
+            dev->spinner = false;
+            if (atomic_load_explicit(&dev->work_hint, memory_order_acquire) != hint || dev->stop)
+                continue;
+        }
+        dev->sleepers++;
+        pthread_cond_wait(&dev->exec_wake, &dev->exec_lock);
+        dev->sleepers--;
+    }
+    pthread_mutex_unlock(&dev->exec_lock);
+    return NULL;
+}
+
+aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api)
+{
+    aclsim__adaptive_mutex_init(&dev->exec_lock);
+    pthread_cond_init(&dev->exec_wake, NULL);
+    dev->ready_head = dev->ready_tail = NULL;
+    atomic_store(&dev->nready, 0);
+    dev->jobs = NULL;
+    dev->sleepers = 0;
+    dev->stop = false;
+    dev->workers = aclsim__calloc(nworkers, sizeof *dev->workers);
+    dev->nworkers = 0;
+    if (!dev->workers)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory starting device %d", dev->id);
+    for (uint32_t i = 0; i < nworkers; i++) {
+        int rc = pthread_create(&dev->workers[i], NULL, worker_main, dev);
+        if (rc) {
+            aclsim__executor_stop(dev);
+            return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                                "cannot start worker thread %u of device %d: %s", i, dev->id,
+                                strerror(rc));
+        }
+        dev->nworkers++;
+    }
+    return ACL_SUCCESS;
+}
+
+void aclsim__executor_stop(struct aclsim__device *dev)
+{
+    if (!dev->workers)
+        return;
+    pthread_mutex_lock(&dev->exec_lock);
+    dev->stop = true;
+    atomic_fetch_add(&dev->work_hint, 1);
+    pthread_cond_broadcast(&dev->exec_wake);
+    pthread_mutex_unlock(&dev->exec_lock);
+    for (uint32_t i = 0; i < dev->nworkers; i++)
+        pthread_join(dev->workers[i], NULL);
+    free(dev->workers);
+    dev->workers = NULL;
+    dev->nworkers = 0;
+    pthread_cond_destroy(&dev->exec_wake);
+    pthread_mutex_destroy(&dev->exec_lock);
+}
+
+void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
+{
+    atomic_store_explicit(&job->next, 0, memory_order_relaxed);
+    job->helpers = 0;
+    pthread_cond_init(&job->idle, NULL);
+    pthread_mutex_lock(&dev->exec_lock);
+    job->listed = true;
+    job->next_job = dev->jobs;
+    dev->jobs = job;
+    atomic_fetch_add_explicit(&dev->work_hint, 1, memory_order_release);
+    if (dev->sleepers)
+        pthread_cond_broadcast(&dev->exec_wake);
+    pthread_mutex_unlock(&dev->exec_lock);
+
+    work_on(job);
+
+    pthread_mutex_lock(&dev->exec_lock);
+    for (struct aclsim__job **p = &dev->jobs; *p; p = &(*p)->next_job)
+        if (*p == job) {
+            *p = job->next_job;
+            break;
+        }
+    job->listed = false;
+    while (job->helpers)
+        pthread_cond_wait(&job->idle, &dev->exec_lock);
+    pthread_mutex_unlock(&dev->exec_lock);
+    pthread_cond_destroy(&job->idle);
+}
+

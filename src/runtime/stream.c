@@ -1,0 +1,365 @@
+/*
+ * Streams: creation, destruction, lookup, submission and waiting.
+ *
+ * A stream is an in-order queue of tasks run by its device's executor
+ * (executor.c). Stream structs are type-stable (pooled, never freed), so a
+ * thread that looked a stream up can always lock it and find out whether it
+ * is still the stream it looked up (see aclsim__submit).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HOST_SPIN_NS 20000      /* a host thread waiting for a stream */
+
+/* ---- streams ------------------------------------------------------------ */
+
+/* Stream structs are type-stable: a destroyed stream goes to this pool and is
+ * reused by a later aclrtCreateStream, never freed. A thread still inside
+ * aclsim__stream_wait on it (woken by the destroy) thus never touches freed
+ * memory, and since submitted/completed keep counting across reuse, the
+ * sequence number it waits for is already reached. The pool holds at most the
+ * peak number of streams. */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aclsim__stream *stream_pool;
+
+static void stream_unref(struct aclsim__stream *s)
+{
+    if (atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    pthread_mutex_lock(&pool_lock);
+    s->next_in_context = stream_pool;
+    stream_pool = s;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
+                               struct aclsim__stream **out, const char *api)
+{
+    pthread_mutex_lock(&pool_lock);
+    struct aclsim__stream *s = stream_pool;
+    if (s)
+        stream_pool = s->next_in_context;
+    pthread_mutex_unlock(&pool_lock);
+    if (!s) {
+        s = aclsim__aligned_alloc(_Alignof(struct aclsim__stream), sizeof *s);
+        if (!s)
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
+        memset(s, 0, sizeof *s);
+        aclsim__adaptive_mutex_init(&s->lock);
+        pthread_cond_init(&s->progress, NULL);
+    }
+    /* A reused struct keeps its lock, condition variable, spare tasks and
+     * counters (submitted == completed; late waiters may still count in
+     * waiters and hurry). The rest starts afresh. */
+    pthread_mutex_lock(&s->lock);
+    s->handle = NULL;
+    s->context = ctx;
+    s->device = ctx->device;
+    s->head = s->tail = NULL;
+    s->state = ACLSIM_STREAM_IDLE;
+    s->next_ready = s->next_waiting = s->next_in_context = NULL;
+    atomic_store(&s->discard, false);
+    atomic_store(&s->refs, 1);
+    pthread_mutex_unlock(&s->lock);
+    if (!is_default) {
+        s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
+        if (!s->handle) {
+            stream_unref(s);
+            return aclsim__fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, api,
+                                "out of memory creating a stream");
+        }
+        pthread_mutex_lock(&ctx->lock);
+        s->next_in_context = ctx->streams;
+        ctx->streams = s;
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+/* Takes s off its context's list (after its handle was won). */
+static void unlink_stream(struct aclsim__stream *s)
+{
+    struct aclsim__context *ctx = s->context;
+    pthread_mutex_lock(&ctx->lock);
+    for (struct aclsim__stream **p = &ctx->streams; *p; p = &(*p)->next_in_context)
+        if (*p == s) {
+            *p = s->next_in_context;
+            break;
+        }
+    pthread_cond_broadcast(&ctx->unlinked);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
+{
+    pthread_mutex_lock(&s->lock);
+    if (force) {
+        /* Discard every task that has not started. A worker running the
+         * stream discards the rest of what it claimed (after the task it is
+         * running); a parked stream is taken off its event first. */
+        atomic_store(&s->discard, true);
+        if (s->state == ACLSIM_STREAM_PARKED) {
+            if (aclsim__event_unpark(s->head->u.event.event, s))
+                s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
+        }
+        struct aclsim__task *queued = s->head;
+        s->head = s->tail = NULL;
+        pthread_mutex_unlock(&s->lock);
+        uint64_t n = 0;
+        for (struct aclsim__task *t = queued; t; t = t->next)
+            n++;
+        struct aclsim__task *last = aclsim__discard_tasks(queued);
+        pthread_mutex_lock(&s->lock);
+        if (last) {
+            last->next = s->spare;
+            s->spare = queued;
+        }
+        pthread_mutex_unlock(&s->lock);
+        aclsim__count_done(s, n);
+        pthread_mutex_lock(&s->lock);
+    }
+    /* Wait until no worker holds or will take the stream. */
+    atomic_fetch_add(&s->waiters, 1);
+    while (s->head || s->state != ACLSIM_STREAM_IDLE)
+        pthread_cond_wait(&s->progress, &s->lock);
+    atomic_fetch_sub(&s->waiters, 1);
+    pthread_mutex_unlock(&s->lock);
+    stream_unref(s);
+}
+
+aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
+                                struct aclsim__context **ctx_out, struct aclsim__stream **out)
+{
+    /* A caller that already resolved the current context passes it in. */
+    struct aclsim__context *ctx = ctx_out ? *ctx_out : NULL;
+    aclError err = ctx ? ACL_SUCCESS : aclsim__current_context(api, &ctx);
+    if (err)
+        return err;
+    struct aclsim__stream *s = ctx->default_stream;
+    if (stream) {
+        s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
+        if (ACLSIM_UNLIKELY(!s))
+            return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                                "stream %p is not a live stream (destroyed, or never created)",
+                                stream);
+        if (ACLSIM_UNLIKELY(s->context != ctx))
+            return aclsim__fail(ACL_ERROR_RT_STREAM_CONTEXT, api,
+                                "stream %p belongs to a context of device %d, not to the "
+                                "current context (device %d)", stream, s->device->id,
+                                ctx->device->id);
+    }
+    if (ctx_out)
+        *ctx_out = ctx;
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *task)
+{
+    pthread_mutex_lock(&s->lock);
+    struct aclsim__task *t = s->spare;
+    if (t) {
+        s->spare = t->next;
+    } else if (!(t = aclsim__malloc(sizeof *t))) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    *t = *task;
+    t->next = NULL;
+    if (s->tail)
+        s->tail->next = t;
+    else
+        s->head = t;
+    s->tail = t;
+    uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
+    atomic_store_explicit(&s->submitted, seq, memory_order_release);
+    bool idle = s->state == ACLSIM_STREAM_IDLE;
+    if (idle)
+        s->state = ACLSIM_STREAM_QUEUED;
+    pthread_mutex_unlock(&s->lock);
+    if (idle)
+        aclsim__schedule(s);
+    return seq;
+}
+
+static void deadline_after(struct timespec *ts, int32_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms)
+{
+    if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
+        return true;
+    atomic_fetch_add(&s->hurry, 1);   /* a lingering worker stops batching */
+    bool done = false;
+    for (struct aclsim__backoff b = aclsim__backoff_start(HOST_SPIN_NS); !done && aclsim__backoff_wait(&b);) {
+        done = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
+    }
+    atomic_fetch_sub(&s->hurry, 1);
+    if (done)
+        return true;
+    struct timespec deadline;
+    if (timeout_ms >= 0)
+        deadline_after(&deadline, timeout_ms);
+    /* No lost wake-up without a lock on the worker side: this thread
+     * increments waiters, then reads completed; a worker increments
+     * completed, then reads waiters (both sequentially consistent), so at
+     * least one of them sees the other's write. */
+    bool ok = true;
+    pthread_mutex_lock(&s->lock);
+    atomic_fetch_add(&s->waiters, 1);
+    while (atomic_load(&s->completed) < seq) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->progress, &s->lock);
+        } else if (pthread_cond_timedwait(&s->progress, &s->lock, &deadline) == ETIMEDOUT) {
+            ok = atomic_load(&s->completed) >= seq;
+            break;
+        }
+    }
+    atomic_fetch_sub(&s->waiters, 1);
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+static uint64_t submitted_of(struct aclsim__stream *s)
+{
+    return atomic_load_explicit(&s->submitted, memory_order_acquire);
+}
+
+aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
+{
+    if (ACLSIM_UNLIKELY(aclsim__tls_device == dev))
+        return aclsim__refuse_self_wait(api, "this device");
+    /* Snapshot (stream, submitted) pairs under the locks, wait without them. */
+    size_t n = 0, cap = 16;
+    struct pending { struct aclsim__stream *s; uint64_t seq; } *list = aclsim__malloc(cap * sizeof *list);
+    if (!list)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    pthread_mutex_lock(&aclsim__rt.lock);
+    for (struct aclsim__context *c = dev->contexts; c; c = c->next_in_device) {
+        pthread_mutex_lock(&c->lock);
+        for (struct aclsim__stream *s = c->default_stream; s;
+             s = s == c->default_stream ? c->streams : s->next_in_context) {
+            if (n == cap) {
+                struct pending *bigger = aclsim__realloc(list, 2 * cap * sizeof *list);
+                if (!bigger) {
+                    pthread_mutex_unlock(&c->lock);
+                    pthread_mutex_unlock(&aclsim__rt.lock);
+                    for (size_t i = 0; i < n; i++)
+                        stream_unref(list[i].s);
+                    free(list);
+                    return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+                }
+                list = bigger;
+                cap *= 2;
+            }
+            atomic_fetch_add(&s->refs, 1);
+            list[n++] = (struct pending){s, submitted_of(s)};
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    for (size_t i = 0; i < n; i++) {
+        aclsim__stream_wait(list[i].s, list[i].seq, -1);
+        stream_unref(list[i].s);
+    }
+    free(list);
+    return ACL_SUCCESS;
+}
+
+/* ---- stream API ---------------------------------------------------------- */
+
+static aclError create_stream(aclrtStream *stream, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
+    struct aclsim__context *ctx = NULL;
+    aclError err = aclsim__current_context(api, &ctx);
+    struct aclsim__stream *s = NULL;
+    if (!err && !(err = aclsim__stream_create(ctx, false, &s, api)))
+        *stream = s->handle;
+    return err;
+}
+
+aclError aclrtCreateStream(aclrtStream *stream)
+{
+    return create_stream(stream, "aclrtCreateStream");
+}
+
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{
+    (void)priority;   /* one priority class: the simulator schedules streams round-robin */
+    (void)flag;       /* fast launch/sync etc. change nothing on a CPU */
+    return create_stream(stream, "aclrtCreateStreamWithConfig");
+}
+
+static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "stream is NULL (the default stream cannot be destroyed)");
+    struct aclsim__stream *s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
+    if (s && ACLSIM_UNLIKELY(s == aclsim__tls_stream))
+        return aclsim__refuse_self_wait(api, "this stream");
+    /* Only the thread that frees the handle destroys the stream. */
+    if (!s || !aclsim__handle_free(stream))
+        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "stream %p is not a live stream (destroyed, or never created)", stream);
+    unlink_stream(s);
+    aclsim__stream_destroy(s, force);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyStream(aclrtStream stream)
+{
+    return destroy_stream(stream, false, "aclrtDestroyStream");
+}
+
+aclError aclrtDestroyStreamForce(aclrtStream stream)
+{
+    return destroy_stream(stream, true, "aclrtDestroyStreamForce");
+}
+
+static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    struct aclsim__stream *s = NULL;
+    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    if (err)
+        return err;
+    if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
+        return aclsim__refuse_self_wait(api, "this stream");
+    if (!aclsim__stream_wait(s, submitted_of(s), timeout))
+        return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
+                            "stream %p still has work after %d ms", stream, timeout);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream)
+{
+    return sync_stream(stream, -1, "aclrtSynchronizeStream");
+}
+
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
+{
+    ACLSIM_REQUIRE_INIT("aclrtSynchronizeStreamWithTimeout");
+    if (timeout < -1 || timeout == 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout",
+                            "timeout %d is invalid: -1 (wait forever) or a positive number of "
+                            "milliseconds", timeout);
+    return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
+}
+
