@@ -249,6 +249,9 @@ struct aclsim__job {
     uint32_t count;
     atomic_uint next;          /* next index to claim */
     uint32_t helpers;          /* workers inside run(), under exec_lock */
+    /* The stream whose task runs the job: helpers running its indices act
+     * for that stream (a kernel block there must not wait for it either). */
+    struct aclsim__stream *stream;
     bool listed;               /* on device.jobs, under exec_lock */
     struct aclsim__job *next_job;
     pthread_cond_t idle;       /* signalled when helpers drops to 0 */
@@ -301,13 +304,15 @@ struct aclsim__context {
     struct aclsim__stream *default_stream;
     bool is_default;
     struct aclsim__context *next_in_device;   /* under rt.lock */
-    pthread_mutex_t lock;                     /* guards streams */
+    pthread_mutex_t lock;                     /* guards streams (doubly linked) */
     pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
 };
 
 /* The calling thread's current context, or 107002 with a message. */
 aclError aclsim__current_context(const char *api, struct aclsim__context **out);
+/* The handle of the calling thread's current context (as last resolved). */
+void *aclsim__current_handle(void);
 aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
                                 struct aclsim__context **out, const char *api);
 /* Destroys a context taken off its device's list, handle freed; without rt.lock. */
@@ -330,7 +335,9 @@ struct aclsim__task {
     size_t bytes;
     const char *label;              /* variable or kernel name, or NULL */
     union {
-        struct { void *dst; const void *src; } copy;
+        /* ran: set once the copy was done (a waiting caller tells a copy
+         * that ran from one discarded by a force destroy/reset/finalize). */
+        struct { void *dst; const void *src; atomic_bool *ran; } copy;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
         struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; } kernel;
@@ -357,14 +364,18 @@ struct aclsim__stream {
     uint64_t wait_seq;              /* PARKED: the event record it waits for */
     struct aclsim__stream *next_ready;    /* device ready list, under exec_lock */
     struct aclsim__stream *next_waiting;  /* event waiter list, under event lock */
-    struct aclsim__stream *next_in_context;
+    struct aclsim__stream *next_in_context, *prev_in_context;   /* under context lock */
     pthread_cond_t progress;        /* broadcast when completed grows or state idles */
+    /* Bumped (under lock) each time the struct starts a new life. */
+    atomic_uint epoch;
 
     /* Producer side (submitting threads, and the worker once per batch). */
     _Alignas(64) pthread_mutex_t lock;
     struct aclsim__task *head, *tail, *spare;
+    uint32_t nspare;                 /* length of spare (bounded) */
     atomic_uint_fast64_t submitted;  /* written under lock; read anywhere */
     uint8_t state;
+    bool closed;                     /* being destroyed: aclsim__submit refuses it */
 
     /* Consumer side (the worker, once per task), on its own cache line so
      * that counting completions does not steal the producer's line. */
@@ -374,24 +385,53 @@ struct aclsim__stream {
     atomic_bool discard;            /* force-destroyed: run nothing more */
 };
 
-aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
+/* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
+ * ctx_handle is the handle through which the caller resolved ctx (refused
+ * with 107002 if that context was destroyed meanwhile), or its default
+ * stream with NULL. */
+aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
                                struct aclsim__stream **out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
-/* Waits for queued work (or discards not-started work with force), then
- * recycles s. The caller has won aclsim__handle_free on s's handle (or s is
- * a default stream) and has taken s off its context's list. */
+/* Closes s to submissions, waits for queued work (or discards not-started
+ * work with force), takes it off its context's list and recycles it. The
+ * caller has won aclsim__handle_free on s's handle (or s is a default
+ * stream). */
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
+/* THE LIFETIME RULE. A call that races the destruction of the stream,
+ * context, device session or runtime it uses either fails cleanly (107017,
+ * 107002, 100001) or completes with its task run -- or, where CANN discards
+ * work (force destroy, force reset, aclFinalize), discarded and reported as
+ * such (107023) to a caller waiting for it. It never hangs, never touches
+ * another session, never touches freed or unmapped memory. Enforced in two
+ * places only: aclsim__stream_resolve records the stream's epoch, and
+ * aclsim__submit (the one place tasks enter a stream) refuses a stream whose
+ * epoch changed or that is closed. A stream is closed (under its lock)
+ * before it drains, every device's streams drain before its workers stop,
+ * and every device closes before aclFinalize unmaps page-locked memory; so
+ * an accepted task always runs or is discarded and counted, which wakes
+ * every waiter. */
+
+/* A stream as an API call resolved it: the struct, its epoch then, and the
+ * user's handle (NULL: the context's default stream). */
+struct aclsim__sref { struct aclsim__stream *s; uint32_t epoch; const void *handle; };
 /* Resolves a user stream argument (NULL = current context's default stream),
  * checking handle (107017) and context (107003). If ctx_out points at a
  * context already, that is taken as the current one (no second lookup). */
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
                                 struct aclsim__context **ctx_out,
-                                struct aclsim__stream **out);
-/* Queues a copy of task (filled in by the caller; the stream takes over what
- * it owns, such as a kernel's argument buffer). Returns its sequence number
- * (1-based), or 0 when out of memory (the caller still owns what it gave). */
-uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *task);
+                                struct aclsim__sref *out);
+/* Queues a copy of task (filled in by the caller) on the resolved stream.
+ * On success the stream owns what the task owns (a kernel's argument buffer,
+ * an event reference) and *seq (if not NULL) is its sequence number. Fails
+ * with 107017/107002 if the stream was destroyed since it was resolved, or
+ * 100000-series out of memory; then the caller still owns what it gave. */
+aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task,
+                        const char *api, uint64_t *seq);
+/* Gives finished tasks first..last (n of them) back to s's spares, freeing
+ * those beyond a bounded cache. Caller holds s->lock. */
+void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task *first,
+                                  struct aclsim__task *last, uint64_t n);
 /* Blocks until the stream completed seq tasks; timeout_ms < 0 waits forever.
  * false on timeout. */
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
@@ -451,8 +491,9 @@ struct aclsim__where {
 struct aclsim__where aclsim__classify(const void *p);
 extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */
 /* Queues a copy task on s; with pageable (ordinary host) memory on either
- * side, returns only after it ran. label names the variable, if any. */
-aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src, size_t count,
+ * side, returns only after it ran (107023 if it was discarded instead).
+ * label names the variable, if any. */
+aclError aclsim__copy_async(struct aclsim__sref s, void *dst, const void *src, size_t count,
                             bool pageable, const char *label, const char *api);
 /* 100000 unless [p, p + n) lies inside one live allocation, for device and
  * page-locked memory (ordinary host memory cannot be checked). name is the

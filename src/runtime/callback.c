@@ -10,13 +10,11 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
     ACLSIM_REQUIRE_INIT(api);
     if (!fn)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "fn is NULL");
-    struct aclsim__stream *s = NULL;
+    struct aclsim__sref s;
     aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
     if (err)
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_HOST_FUNC, .u.host = {fn, args}};
-    if (!aclsim__submit(s, &t))
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a host function");
-    return ACL_SUCCESS;
+    return aclsim__submit(s, &t, api, NULL);
 }
 

@@ -11,6 +11,11 @@
 
 static _Thread_local void *tls_current;   /* handle of the current context */
 
+void *aclsim__current_handle(void)
+{
+    return tls_current;
+}
+
 void aclsim__set_current(struct aclsim__context *ctx)
 {
     tls_current = ctx ? ctx->handle : NULL;
@@ -88,11 +93,14 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     ctx->is_default = is_default;
     ctx->streams = NULL;
     ctx->next_in_device = NULL;
-    aclError err = aclsim__stream_create(ctx, true, &ctx->default_stream, api);
+    struct aclsim__stream *def = NULL;
+    aclError err = aclsim__stream_create(ctx, NULL, &def, api);
     if (err) {
         context_recycle(ctx);
         return err;
     }
+    /* Read without a lock by calls that resolved the context's previous life. */
+    __atomic_store_n(&ctx->default_stream, def, __ATOMIC_RELEASE);
     ctx->handle = aclsim__handle_new(ACLSIM_H_CONTEXT, ctx);
     if (!ctx->handle) {
         aclsim__stream_destroy(ctx->default_stream, true);
@@ -114,13 +122,12 @@ void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
     pthread_mutex_lock(&ctx->lock);
     while (ctx->streams) {
         struct aclsim__stream *s = ctx->streams;
-        /* A stream stays on the list until its destroyer unlinks it, so s is
-         * valid here. If aclrtDestroyStream won its handle, wait for that
-         * thread to take it off the list instead. */
+        /* A stream stays on the list until its destroyer unlinks it (after
+         * it drained), so s is valid here. If aclrtDestroyStream won its
+         * handle, wait for that thread to finish instead. */
         if (aclsim__handle_free(s->handle)) {
-            ctx->streams = s->next_in_context;
             pthread_mutex_unlock(&ctx->lock);
-            aclsim__stream_destroy(s, force);
+            aclsim__stream_destroy(s, force);   /* unlinks it */
             pthread_mutex_lock(&ctx->lock);
         } else {
             pthread_cond_wait(&ctx->unlinked, &ctx->lock);

@@ -256,7 +256,7 @@ static aclError queue_event_task(aclrtEvent event, aclrtStream stream, int kind,
     struct aclsim__event *ev = event_of(event, "event", api, &err);
     if (!ev)
         return err;
-    struct aclsim__stream *s = NULL;
+    struct aclsim__sref s;
     if ((err = aclsim__stream_resolve(stream, api, NULL, &s))) {
         aclsim__event_unref(ev);
         return err;
@@ -268,13 +268,12 @@ static aclError queue_event_task(aclrtEvent event, aclrtStream stream, int kind,
     pthread_mutex_lock(&ev->lock);
     t.u.event.seq = kind == ACLSIM_TASK_RECORD ? ++ev->recorded : ev->recorded;
     pthread_mutex_unlock(&ev->lock);
-    if (!aclsim__submit(s, &t)) {
+    if ((err = aclsim__submit(s, &t, api, NULL))) {
         if (kind == ACLSIM_TASK_RECORD)   /* the number is taken: retire it, unstamped */
             aclsim__event_complete(ev, t.u.event.seq, false);
         aclsim__event_unref(ev);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing an event task");
     }
-    return ACL_SUCCESS;
+    return err;
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)

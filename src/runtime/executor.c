@@ -68,6 +68,8 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
+        if (t->u.copy.ran)
+            atomic_store_explicit(t->u.copy.ran, true, memory_order_release);
         break;
     case ACLSIM_TASK_MEMSET:
         memset(t->u.memset.dst, t->u.memset.value, t->bytes);
@@ -141,15 +143,25 @@ static bool linger(struct aclsim__stream *s)
 /* Tasks run or discarded by a worker, kept as the chain they were queued in
  * (so the worker never writes to them) and handed back to the stream's
  * spares in one splice. */
-struct chain { struct aclsim__task *head, *tail; };
+struct chain { struct aclsim__task *head, *tail; uint64_t n; };
 
-static void chain_append(struct chain *c, struct aclsim__task *first, struct aclsim__task *last)
+static void chain_append(struct chain *c, struct aclsim__task *first, struct aclsim__task *last,
+                         uint64_t n)
 {
     if (c->tail)
         c->tail->next = first;
     else
         c->head = first;
     c->tail = last;
+    c->n += n;
+}
+
+/* Gives the chain back to the stream's spares. Caller holds s->lock. */
+static void chain_recycle(struct aclsim__stream *s, struct chain *c)
+{
+    if (c->head)
+        aclsim__stream_recycle_tasks(s, c->head, c->tail, c->n);
+    *c = (struct chain){NULL, NULL, 0};
 }
 
 /* Runs the tasks of claimed (taken off the queue by this worker) in order,
@@ -160,12 +172,14 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
                                         struct chain *done)
 {
     struct aclsim__task *first = claimed, *prev = NULL, *rest = NULL;
-    uint64_t n = 0;
+    uint64_t n = 0, total = 0;   /* not yet counted as completed; all handled */
     for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
             /* aclrtDestroyStreamForce: what has not started never will. */
-            for (struct aclsim__task *x = t; x; x = x->next)
+            for (struct aclsim__task *x = t; x; x = x->next) {
                 n++;
+                total++;
+            }
             prev = aclsim__discard_tasks(t);
             break;
         }
@@ -194,9 +208,10 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
         }
         task_release(t);
         n++;
+        total++;
     }
     if (prev)
-        chain_append(done, first, prev);
+        chain_append(done, first, prev, total);
     if (n)
         aclsim__count_done(s, n);
     return rest;
@@ -207,7 +222,7 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
  * streams). A waiting event parks the stream on the event. */
 static void run_stream(struct aclsim__stream *s)
 {
-    struct chain done = {NULL, NULL};
+    struct chain done = {NULL, NULL, 0};
     int budget = BATCH;
     pthread_mutex_lock(&s->lock);
     s->state = ACLSIM_STREAM_RUNNING;
@@ -250,10 +265,7 @@ static void run_stream(struct aclsim__stream *s)
     }
     if (s->head) {
         s->state = ACLSIM_STREAM_QUEUED;
-        if (done.head) {   /* recycle before letting go of the stream */
-            done.tail->next = s->spare;
-            s->spare = done.head;
-        }
+        chain_recycle(s, &done);   /* before letting go of the stream */
         pthread_mutex_unlock(&s->lock);
         aclsim__schedule(s);
         return;
@@ -261,10 +273,7 @@ static void run_stream(struct aclsim__stream *s)
     s->state = ACLSIM_STREAM_IDLE;
     pthread_cond_broadcast(&s->progress);   /* destroy waits for IDLE */
 out:
-    if (done.head) {
-        done.tail->next = s->spare;
-        s->spare = done.head;
-    }
+    chain_recycle(s, &done);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -309,7 +318,9 @@ static void *worker_main(void *arg)
         if (job) {
             job->helpers++;
             pthread_mutex_unlock(&dev->exec_lock);
+            aclsim__tls_stream = job->stream;   /* acting for that stream's task */
             work_on(job);
+            aclsim__tls_stream = NULL;
             pthread_mutex_lock(&dev->exec_lock);
             if (--job->helpers == 0 && !job->listed)
                 pthread_cond_signal(&job->idle);
@@ -400,6 +411,7 @@ void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
 {
     atomic_store_explicit(&job->next, 0, memory_order_relaxed);
     job->helpers = 0;
+    job->stream = aclsim__tls_stream;
     pthread_cond_init(&job->idle, NULL);
     pthread_mutex_lock(&dev->exec_lock);
     job->listed = true;

@@ -159,7 +159,7 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
                                     "args[%u] is NULL (kernel %s takes %u arguments)", i,
                                     k->name, k->num_params);
     struct aclsim__context *ctx = NULL;
-    struct aclsim__stream *s = NULL;
+    struct aclsim__sref s;
     aclError err = aclsim__stream_resolve(stream, api, &ctx, &s);
     if (err)
         return err;
@@ -182,12 +182,9 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
         ((void **)buf)[i] = buf + table + offsets[i];
     }
     t.u.kernel.argbuf = buf;
-    if (!aclsim__submit(s, &t)) {
+    if ((err = aclsim__submit(s, &t, api, NULL)))
         free(buf);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
-                            k->name);
-    }
-    return ACL_SUCCESS;
+    return err;
 }
 
 aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,

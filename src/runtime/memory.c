@@ -311,19 +311,27 @@ void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src
 }
 
 /* Queues a copy on s; with ordinary host memory waits for it (CANN semantics). */
-aclError aclsim__copy_async(struct aclsim__stream *s, void *dst, const void *src, size_t count,
+aclError aclsim__copy_async(struct aclsim__sref s, void *dst, const void *src, size_t count,
                             bool pageable, const char *label, const char *api)
 {
-    if (ACLSIM_UNLIKELY(pageable && s == aclsim__tls_stream))
+    if (ACLSIM_UNLIKELY(pageable && s.s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream (a copy with ordinary host memory "
                                              "waits for the stream)");
+    /* A pageable copy waits for its task; ran tells whether it was done or
+     * discarded (force destroy, force reset, aclFinalize). */
+    atomic_bool ran = false;
     struct aclsim__task t = {.kind = ACLSIM_TASK_COPY, .bytes = count, .label = label,
-                             .u.copy = {dst, src}};
-    uint64_t seq = aclsim__submit(s, &t);
-    if (!seq)
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a copy");
-    if (pageable)
-        aclsim__stream_wait(s, seq, -1);
+                             .u.copy = {dst, src, pageable ? &ran : NULL}};
+    uint64_t seq = 0;
+    aclError err = aclsim__submit(s, &t, api, &seq);
+    if (err || !pageable)
+        return err;
+    aclsim__stream_wait(s.s, seq, -1);
+    if (!atomic_load_explicit(&ran, memory_order_acquire))
+        return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
+                            "the copy of %zu bytes was discarded before it ran: its stream was "
+                            "destroyed with aclrtDestroyStreamForce, or its device reset or "
+                            "aclFinalize called, while this call waited", count);
     return ACL_SUCCESS;
 }
 
@@ -368,7 +376,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     aclError err = check_copy_args(api, dst, destMax, src, count);
     if (err)
         return err;
-    struct aclsim__stream *s = NULL;
+    struct aclsim__sref s;
     err = aclsim__stream_resolve(stream, api, NULL, &s);
     struct aclsim__where wd, ws;
     if (!err)
@@ -417,14 +425,12 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
     ACLSIM_REQUIRE_INIT(api);
     struct aclsim__where w;
     aclError err = check_memset(api, devPtr, maxCount, count, &w);
-    struct aclsim__stream *s = NULL;
+    struct aclsim__sref s;
     if (!err)
         err = aclsim__stream_resolve(stream, api, NULL, &s);
     if (err)
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_MEMSET, .bytes = count,
                              .u.memset = {devPtr, value}};
-    if (!aclsim__submit(s, &t))
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a memset");
-    return ACL_SUCCESS;
+    return aclsim__submit(s, &t, api, NULL);
 }

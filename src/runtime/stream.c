@@ -17,25 +17,55 @@
 /* ---- streams ------------------------------------------------------------ */
 
 /* Stream structs are type-stable: a destroyed stream goes to this pool and is
- * reused by a later aclrtCreateStream, never freed. A thread still inside
- * aclsim__stream_wait on it (woken by the destroy) thus never touches freed
- * memory, and since submitted/completed keep counting across reuse, the
- * sequence number it waits for is already reached. The pool holds at most the
- * peak number of streams. */
+ * reused by a later aclrtCreateStream, never freed. A thread still holding a
+ * pointer to it (a call that resolved it just before a destroy, a waiter woken
+ * by the destroy) thus never touches freed memory: it locks the struct and
+ * sees from `epoch` and `closed` that its stream is gone (aclsim__submit), and
+ * since submitted/completed keep counting across reuse, a sequence number it
+ * waits for is already reached. The pool holds at most the peak number of
+ * streams; pooled structs keep no spare tasks. */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclsim__stream *stream_pool;
+
+/* Most finished tasks a stream keeps for reuse; beyond that they are freed,
+ * so a burst of a million queued tasks does not stay allocated. */
+#define SPARE_MAX 256
+
+/* Frees spare tasks of s beyond keep. Caller holds s->lock. */
+static void trim_spares(struct aclsim__stream *s, uint32_t keep)
+{
+    while (s->nspare > keep) {
+        struct aclsim__task *t = s->spare;
+        s->spare = t->next;
+        s->nspare--;
+        free(t);
+    }
+}
+
+void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task *first,
+                                  struct aclsim__task *last, uint64_t n)
+{
+    last->next = s->spare;
+    s->spare = first;
+    s->nspare += (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
+    if (ACLSIM_UNLIKELY(s->nspare > SPARE_MAX))
+        trim_spares(s, SPARE_MAX);
+}
 
 static void stream_unref(struct aclsim__stream *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
+    pthread_mutex_lock(&s->lock);
+    trim_spares(s, 0);
+    pthread_mutex_unlock(&s->lock);
     pthread_mutex_lock(&pool_lock);
     s->next_in_context = stream_pool;
     stream_pool = s;
     pthread_mutex_unlock(&pool_lock);
 }
 
-aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
+aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
                                struct aclsim__stream **out, const char *api)
 {
     pthread_mutex_lock(&pool_lock);
@@ -51,28 +81,45 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
         aclsim__adaptive_mutex_init(&s->lock);
         pthread_cond_init(&s->progress, NULL);
     }
-    /* A reused struct keeps its lock, condition variable, spare tasks and
-     * counters (submitted == completed; late waiters may still count in
-     * waiters and hurry). The rest starts afresh. */
+    /* A reused struct keeps its lock, condition variable and counters
+     * (submitted == completed; late waiters may still count in waiters and
+     * hurry). It gets a new epoch: calls that resolved its previous life
+     * cannot submit to this one. */
     pthread_mutex_lock(&s->lock);
+    atomic_fetch_add_explicit(&s->epoch, 1, memory_order_seq_cst);
+    s->closed = false;
     s->handle = NULL;
-    s->context = ctx;
+    __atomic_store_n(&s->context, ctx, __ATOMIC_RELAXED);
     s->device = ctx->device;
     s->head = s->tail = NULL;
     s->state = ACLSIM_STREAM_IDLE;
     s->next_ready = s->next_waiting = s->next_in_context = NULL;
+    s->prev_in_context = NULL;
     atomic_store(&s->discard, false);
     atomic_store(&s->refs, 1);
     pthread_mutex_unlock(&s->lock);
-    if (!is_default) {
+    if (ctx_handle) {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
         if (!s->handle) {
             stream_unref(s);
             return aclsim__fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, api,
                                 "out of memory creating a stream");
         }
+        /* The context's handle is freed before it is destroyed (and before
+         * its struct can be reused): checked under its lock, a live handle
+         * means the destroyer will find this stream on the list. */
         pthread_mutex_lock(&ctx->lock);
+        if (ACLSIM_UNLIKELY(aclsim__handle_get(ctx_handle, ACLSIM_H_CONTEXT) != ctx)) {
+            pthread_mutex_unlock(&ctx->lock);
+            aclsim__handle_free(s->handle);
+            stream_unref(s);
+            return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                                "the current context was destroyed (aclrtDestroyContext, or "
+                                "its device was reset) while this call was using it");
+        }
         s->next_in_context = ctx->streams;
+        if (ctx->streams)
+            ctx->streams->prev_in_context = s;
         ctx->streams = s;
         pthread_mutex_unlock(&ctx->lock);
     }
@@ -80,93 +127,138 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, bool is_default,
     return ACL_SUCCESS;
 }
 
-/* Takes s off its context's list (after its handle was won). */
+/* Takes s off its context's list in O(1), and tells whoever destroys the
+ * context that it is gone. */
 static void unlink_stream(struct aclsim__stream *s)
 {
     struct aclsim__context *ctx = s->context;
     pthread_mutex_lock(&ctx->lock);
-    for (struct aclsim__stream **p = &ctx->streams; *p; p = &(*p)->next_in_context)
-        if (*p == s) {
-            *p = s->next_in_context;
-            break;
-        }
+    if (s->prev_in_context)
+        s->prev_in_context->next_in_context = s->next_in_context;
+    else
+        ctx->streams = s->next_in_context;
+    if (s->next_in_context)
+        s->next_in_context->prev_in_context = s->prev_in_context;
+    s->next_in_context = s->prev_in_context = NULL;
     pthread_cond_broadcast(&ctx->unlinked);
     pthread_mutex_unlock(&ctx->lock);
+}
+
+/* Discards every task of s that has not started (force destroy): a worker
+ * running the stream discards the rest of what it claimed after the task it
+ * is running; a parked stream is taken off its event first. Caller holds
+ * s->lock; it is released and taken again. */
+static void discard_queued(struct aclsim__stream *s)
+{
+    atomic_store(&s->discard, true);
+    if (s->state == ACLSIM_STREAM_PARKED && aclsim__event_unpark(s->head->u.event.event, s))
+        s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
+    struct aclsim__task *queued = s->head;
+    s->head = s->tail = NULL;
+    pthread_mutex_unlock(&s->lock);
+    uint64_t n = 0;
+    for (struct aclsim__task *t = queued; t; t = t->next)
+        n++;
+    struct aclsim__task *last = aclsim__discard_tasks(queued);
+    pthread_mutex_lock(&s->lock);
+    if (last)
+        aclsim__stream_recycle_tasks(s, queued, last, n);
+    pthread_mutex_unlock(&s->lock);
+    aclsim__count_done(s, n);
+    pthread_mutex_lock(&s->lock);
 }
 
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 {
     pthread_mutex_lock(&s->lock);
-    if (force) {
-        /* Discard every task that has not started. A worker running the
-         * stream discards the rest of what it claimed (after the task it is
-         * running); a parked stream is taken off its event first. */
-        atomic_store(&s->discard, true);
-        if (s->state == ACLSIM_STREAM_PARKED) {
-            if (aclsim__event_unpark(s->head->u.event.event, s))
-                s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
-        }
-        struct aclsim__task *queued = s->head;
-        s->head = s->tail = NULL;
-        pthread_mutex_unlock(&s->lock);
-        uint64_t n = 0;
-        for (struct aclsim__task *t = queued; t; t = t->next)
-            n++;
-        struct aclsim__task *last = aclsim__discard_tasks(queued);
-        pthread_mutex_lock(&s->lock);
-        if (last) {
-            last->next = s->spare;
-            s->spare = queued;
-        }
-        pthread_mutex_unlock(&s->lock);
-        aclsim__count_done(s, n);
-        pthread_mutex_lock(&s->lock);
-    }
+    s->closed = true;   /* from here on aclsim__submit refuses this stream */
+    if (force)
+        discard_queued(s);
     /* Wait until no worker holds or will take the stream. */
     atomic_fetch_add(&s->waiters, 1);
     while (s->head || s->state != ACLSIM_STREAM_IDLE)
         pthread_cond_wait(&s->progress, &s->lock);
     atomic_fetch_sub(&s->waiters, 1);
     pthread_mutex_unlock(&s->lock);
+    /* Only now does it leave its context's list: aclsim__device_synchronize
+     * (and so aclrtBinaryUnLoad) still sees it while it drains. */
+    if (s->handle)
+        unlink_stream(s);
     stream_unref(s);
 }
 
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
-                                struct aclsim__context **ctx_out, struct aclsim__stream **out)
+                                struct aclsim__context **ctx_out, struct aclsim__sref *out)
 {
     /* A caller that already resolved the current context passes it in. */
     struct aclsim__context *ctx = ctx_out ? *ctx_out : NULL;
     aclError err = ctx ? ACL_SUCCESS : aclsim__current_context(api, &ctx);
     if (err)
         return err;
-    struct aclsim__stream *s = ctx->default_stream;
-    if (stream) {
+    struct aclsim__stream *s;
+    uint32_t epoch;
+    if (!stream) {
+        s = __atomic_load_n(&ctx->default_stream, __ATOMIC_ACQUIRE);
+        epoch = atomic_load(&s->epoch);
+        /* The context may have been destroyed and its struct reused since
+         * it was resolved: then s is not its default stream any more. */
+        if (ACLSIM_UNLIKELY(aclsim__handle_get(aclsim__current_handle(), ACLSIM_H_CONTEXT) != ctx))
+            return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                                "the current context was destroyed (aclrtDestroyContext, or "
+                                "its device was reset) while this call was using it");
+    } else {
         s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
         if (ACLSIM_UNLIKELY(!s))
             return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                                 "stream %p is not a live stream (destroyed, or never created)",
                                 stream);
-        if (ACLSIM_UNLIKELY(s->context != ctx))
+        epoch = atomic_load(&s->epoch);
+        /* Read the epoch, then check the handle is still live: a struct
+         * reused in between has a new epoch, and its old handle is dead. */
+        if (ACLSIM_UNLIKELY(aclsim__handle_get(stream, ACLSIM_H_STREAM) != s))
+            return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                                "stream %p was destroyed while this call was using it", stream);
+        struct aclsim__context *owner = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
+        if (ACLSIM_UNLIKELY(owner != ctx))
             return aclsim__fail(ACL_ERROR_RT_STREAM_CONTEXT, api,
                                 "stream %p belongs to a context of device %d, not to the "
-                                "current context (device %d)", stream, s->device->id,
+                                "current context (device %d)", stream, owner->device->id,
                                 ctx->device->id);
     }
     if (ctx_out)
         *ctx_out = ctx;
-    *out = s;
+    *out = (struct aclsim__sref){s, epoch, stream};
     return ACL_SUCCESS;
 }
 
-uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *task)
+/* The one place tasks enter a stream. Under the stream's lock it checks that
+ * the stream is still the one the caller resolved (same epoch) and is not
+ * being destroyed: a call racing aclrtDestroyStream, a context destroy, a
+ * device reset or aclFinalize gets an error here and nothing is queued, so a
+ * task never lands in a recycled stream or on a device without workers. */
+aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task, const char *api,
+                        uint64_t *seq_out)
 {
+    struct aclsim__stream *s = ref.s;
     pthread_mutex_lock(&s->lock);
+    if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
+                                         ref.epoch)) {
+        pthread_mutex_unlock(&s->lock);
+        if (ref.handle)
+            return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                                "stream %p was destroyed while this call was using it",
+                                ref.handle);
+        return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                            "the current context was destroyed (aclrtDestroyContext, or its "
+                            "device was reset) while this call was using its default stream");
+    }
     struct aclsim__task *t = s->spare;
     if (t) {
         s->spare = t->next;
+        s->nspare--;
     } else if (!(t = aclsim__malloc(sizeof *t))) {
         pthread_mutex_unlock(&s->lock);
-        return 0;
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a task");
     }
     *t = *task;
     t->next = NULL;
@@ -183,7 +275,9 @@ uint64_t aclsim__submit(struct aclsim__stream *s, const struct aclsim__task *tas
     pthread_mutex_unlock(&s->lock);
     if (idle)
         aclsim__schedule(s);
-    return seq;
+    if (seq_out)
+        *seq_out = seq;
+    return ACL_SUCCESS;
 }
 
 static void deadline_after(struct timespec *ts, int32_t ms)
@@ -288,7 +382,7 @@ static aclError create_stream(aclrtStream *stream, const char *api)
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
-    if (!err && !(err = aclsim__stream_create(ctx, false, &s, api)))
+    if (!err && !(err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, api)))
         *stream = s->handle;
     return err;
 }
@@ -318,7 +412,6 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
     if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "stream %p is not a live stream (destroyed, or never created)", stream);
-    unlink_stream(s);
     aclsim__stream_destroy(s, force);
     return ACL_SUCCESS;
 }
@@ -336,10 +429,11 @@ aclError aclrtDestroyStreamForce(aclrtStream stream)
 static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
-    struct aclsim__stream *s = NULL;
-    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    struct aclsim__sref ref;
+    aclError err = aclsim__stream_resolve(stream, api, NULL, &ref);
     if (err)
         return err;
+    struct aclsim__stream *s = ref.s;
     if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))

@@ -419,7 +419,7 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
                                      &dev, &var);
     if (ACLSIM_UNLIKELY(err))
         return err;
-    struct aclsim__stream *s = NULL;
+    struct aclsim__sref s;
     if ((err = aclsim__stream_resolve(stream, api, &ctx, &s)))   /* ctx known from the checks */
         return err;
     bool pageable = !aclsim__heap_contains(&aclsim__host_heap, host);
