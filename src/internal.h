@@ -136,6 +136,7 @@ struct aclsim__config {
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* logical id -> physical id */
     bool symbols_supported;                  /* from the SoC's product family */
+    uint32_t soc_family;                     /* one ACLSIM_SOC_* bit: the product family */
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
 };
 
@@ -167,6 +168,21 @@ static inline bool aclsim__initialized(void)
             return aclsim__fail(ACL_ERROR_UNINITIALIZE, api,                     \
                                 "the runtime is not initialized (call aclInit first)"); \
     } while (0)
+
+/* Product families of CANN's support tables (one bit each). */
+enum aclsim__soc_family {
+    ACLSIM_SOC_950 = 1u << 0,      /* Ascend 950PR/950DT */
+    ACLSIM_SOC_A3 = 1u << 1,       /* Atlas A3 training/inference series (Ascend910_93xx) */
+    ACLSIM_SOC_910B = 1u << 2,     /* Atlas A2 training/inference series (Ascend910B1..B4) */
+    ACLSIM_SOC_310B = 1u << 3,     /* Atlas 200I/500 A2 inference (Ascend310B*) */
+    ACLSIM_SOC_310P = 1u << 4,     /* Atlas inference series (Ascend310P*) */
+    ACLSIM_SOC_910 = 1u << 5,      /* Atlas training series, first generation */
+    ACLSIM_SOC_IPV350 = 1u << 6,
+    ACLSIM_SOC_ALL_BUT_IPV350 = (1u << 6) - 1,
+};
+/* 207000 with a message naming api and the configured SoC unless the SoC's
+ * family is one of families (a mask of ACLSIM_SOC_*). */
+aclError aclsim__require_soc(uint32_t families, const char *api);
 
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
 bool aclsim__parse_size(const char *text, size_t *out);
@@ -276,6 +292,7 @@ struct aclsim__device {
     pthread_cond_t exec_wake;
     struct aclsim__stream *ready_head, *ready_tail;   /* streams with runnable work */
     atomic_uint nready;         /* length of that list, readable without the lock */
+    atomic_uint nstreams;       /* live streams (default ones included), see stream-control.c */
     struct aclsim__job *jobs;
     uint32_t sleepers;
     atomic_uint work_hint;      /* bumped on new work: lets idle workers poll, not sleep */
@@ -322,7 +339,8 @@ void aclsim__set_current(struct aclsim__context *ctx);
 /* ---- stream.c, executor.c, event.c: tasks and the executor ------------- */
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
-                         ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT };
+                         ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
+                         ACLSIM_TASK_CALLBACK };
 
 struct aclsim__event;
 
@@ -342,6 +360,9 @@ struct aclsim__task {
         /* argbuf holds args[] (one pointer per parameter) then the values. */
         struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; } kernel;
         struct { aclrtHostFunc fn; void *arg; } host;
+        /* callback.c: run (user code, on the worker) or, if discarded, drop
+         * (frees what arg owns). */
+        struct { void (*run)(void *arg); void (*drop)(void *arg); void *arg; } cb;
         struct { struct aclsim__event *event; uint64_t seq; } event;
     } u;
 };
@@ -382,7 +403,21 @@ struct aclsim__stream {
     _Alignas(64) atomic_uint_fast64_t completed;
     atomic_uint waiters;            /* threads blocked on progress */
     atomic_uint hurry;              /* host threads spinning for completion */
-    atomic_bool discard;            /* force-destroyed: run nothing more */
+    atomic_bool discard;            /* force reset/finalize, or an abort: run nothing more */
+
+    /* Stream API (stream-control.c). Set at creation, then under lock. */
+    int32_t id;                     /* aclrtStreamGetId: unique per process */
+    uint32_t flags;                 /* ACL_STREAM_* it was created with */
+    uint32_t priority;              /* 0 (greatest) .. 7 (least) */
+    uint32_t overflow_switch, user_tag, cache_op_info;   /* stream attributes */
+    bool linked;                    /* on its context's list (user streams) */
+    bool is_default;                /* its context's default stream */
+    bool announced;                 /* aclrtRegStreamStateCallback's callbacks saw it created */
+    /* aclrtDestroyStreamForce: the handle is gone, queued work still runs;
+     * whoever takes the stream IDLE retires it (aclsim__stream_idle). */
+    bool detached;
+    atomic_uint aborts;             /* aclrtStreamAbort calls begun on this stream */
+    atomic_bool aborting;           /* an aclrtStreamAbort is under way */
 };
 
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
@@ -412,6 +447,47 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
  * an accepted task always runs or is discarded and counted, which wakes
  * every waiter. */
 
+/* Force-destroys s (its handle already freed, as for aclsim__stream_destroy):
+ * closes it and returns at once; queued work still runs, and the worker that
+ * takes the stream IDLE unlinks and recycles it. aclrtSynchronizeDevice,
+ * aclrtBinaryUnLoad and resets still wait for it (it stays on its context's
+ * list until then). */
+void aclsim__stream_detach(struct aclsim__stream *s);
+/* Called (s->lock held) by whoever sets s->state to IDLE: true if s is a
+ * detached stream that has now drained, and the caller must call
+ * aclsim__stream_retire(s) once it has released the lock. */
+bool aclsim__stream_idle(struct aclsim__stream *s);
+void aclsim__stream_retire(struct aclsim__stream *s);
+/* Discards the not-started work of a stream that is linked to ctx and being
+ * destroyed by someone else (force reset meeting a detached stream). Caller
+ * holds ctx->lock, which keeps s linked; it is released meanwhile. */
+void aclsim__stream_discard_linked(struct aclsim__stream *s, struct aclsim__context *ctx);
+struct aclsim__sref;
+/* aclrtStreamAbort: discards the not-started work of the resolved stream
+ * (and what is submitted meanwhile), waits until no task of it runs (bounded
+ * by the task running now), then opens it for new work again. false if the
+ * stream was destroyed since it was resolved. */
+bool aclsim__stream_abort(struct aclsim__sref ref);
+/* Creates a user stream of the current context with these flags and
+ * priority (already checked) and tells the stream state callbacks. */
+aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t priority,
+                                   const char *api);
+/* A default stream that now exists for the program (its device opened, its
+ * context created): marks it announced and returns its handle, for
+ * aclsim__stream_state_notify(handle, true) once rt.lock (held here) is
+ * released. */
+void *aclsim__stream_announce(struct aclsim__stream *s);
+/* Streams of dev alive (default streams included), and the SoC's maximum. */
+uint32_t aclsim__streams_live(struct aclsim__device *dev);
+uint32_t aclsim__streams_max(void);
+/* Force reset/aclFinalize: discards the not-started work of every stream of
+ * ctx at once (before any of them is waited for). */
+void aclsim__context_discard_all(struct aclsim__context *ctx);
+/* aclsim__device_synchronize for at most timeout_ms (< 0: forever): 507046
+ * when the time runs out. */
+aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t timeout_ms,
+                                            const char *api);
+
 /* A stream as an API call resolved it: the struct, its epoch then, and the
  * user's handle (NULL: the context's default stream). */
 struct aclsim__sref { struct aclsim__stream *s; uint32_t epoch; const void *handle; };
@@ -432,11 +508,20 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
  * those beyond a bounded cache. Caller holds s->lock. */
 void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task *first,
                                   struct aclsim__task *last, uint64_t n);
+/* *ts = CLOCK_REALTIME now + ms (for pthread_cond_timedwait). */
+void aclsim__deadline_after(struct timespec *ts, int32_t ms);
 /* Blocks until the stream completed seq tasks; timeout_ms < 0 waits forever.
  * false on timeout. */
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
 /* aclFinalize: destroys the events the program did not destroy. */
 void aclsim__events_finalize(void);
+/* callback.c: aclFinalize forgets every subscription and wakes the threads
+ * waiting in aclrtProcessReport/aclrtProcessHostFunc (107012). */
+void aclsim__callbacks_finalize(void);
+/* stream-control.c: aclrtRegStreamStateCallback's callbacks for a stream
+ * handle just created (create true) or about to be destroyed. Call with no
+ * lock held. */
+void aclsim__stream_state_notify(void *handle, bool create);
 
 /* executor.c: puts s on its device's ready list (s was IDLE or PARKED). */
 void aclsim__schedule(struct aclsim__stream *s);

@@ -385,30 +385,11 @@ static void test_destroy_waits_for_queued_work(void **state)
     expect_msg("aclrtSynchronizeStream", "stream");
 }
 
-/* Releases the blocker only once the stream's handle is dead, i.e. once
- * aclrtDestroyStreamForce is under way on the main thread. */
-struct force_releaser {
-    struct blocker *b;
-    aclrtContext ctx;
-    aclrtStream s;
-    aclError last;
-};
-
-static void release_after_destroy_started(void *arg)
-{
-    struct force_releaser *r = arg;
-    aclrtSetCurrentContext(r->ctx);
-    gate_wait(&r->b->started, WAIT_MS);
-    for (int i = 0; i < WAIT_MS; i++) {
-        r->last = aclrtSynchronizeStreamWithTimeout(r->s, 1);
-        if (r->last == ACL_ERROR_RT_INVALID_HANDLE)
-            break;
-    }
-    sleep_ms(50);   /* let the destroy discard the queue */
-    gate_open(&r->b->release);
-}
-
-static void test_destroy_force_discards_queued_work(void **state)
+/* aclrtDestroyStreamForce returns at once, even with a task running and more
+ * queued, and the handle is dead at once; the work already submitted still
+ * runs to completion (as on hardware, where it is on the device already), and
+ * aclrtSynchronizeDevice waits for it. */
+static void test_destroy_force_runs_queued_work(void **state)
 {
     (void)state;
     enum { N = 20 };
@@ -422,24 +403,34 @@ static void test_destroy_force_discards_queued_work(void **state)
         assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_SUCCESS);
     assert_true(gate_wait(&b.started, WAIT_MS));
 
-    static struct force_releaser r;
-    r = (struct force_releaser){&b, current_context(), s, ACL_SUCCESS};
-    static struct call c;
-    call_start(&c, release_after_destroy_started, &r);
-    assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);
-    assert_true(call_wait(&c, 2 * WAIT_MS));
-    assert_int_equal(r.last, ACL_ERROR_RT_INVALID_HANDLE);
-    assert_true(gate_wait(&b.finished, WAIT_MS));
-    assert_true(atomic_load(&b.released_ok));
-    sleep_ms(20);
-    if (atomic_load(&ran) != 0)
-        fail_msg("%d of %d host functions queued behind the running one ran after "
-                 "aclrtDestroyStreamForce", atomic_load(&ran), N);
+    assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);   /* blocker still running */
+    assert_false(gate_is_open(&b.finished));
     assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_ERROR_RT_INVALID_HANDLE);
     expect_msg("aclrtLaunchHostFunc", "stream");
+    assert_int_equal(aclrtSynchronizeStream(s), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtSynchronizeStream", "stream");
+    assert_int_equal(aclrtDestroyStreamForce(s), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtDestroyStreamForce", "not a live stream");
+    assert_int_equal(atomic_load(&ran), 0);
+
+    gate_open(&b.release);
+    assert_int_equal(aclrtSynchronizeDeviceWithTimeout(WAIT_MS), ACL_SUCCESS);
+    assert_true(atomic_load(&b.released_ok));
+    assert_int_equal(atomic_load(&ran), N);   /* all of it ran, in the background */
+
+    /* The drained stream was recycled: its struct serves a new stream. */
+    uint32_t before, after;
+    assert_int_equal(aclrtGetStreamAvailableNum(&before), ACL_SUCCESS);
+    aclrtStream t;
+    assert_int_equal(aclrtCreateStream(&t), ACL_SUCCESS);
+    assert_int_equal(aclrtGetStreamAvailableNum(&after), ACL_SUCCESS);
+    assert_int_equal(after, before - 1);
+    assert_int_equal(aclrtDestroyStream(t), ACL_SUCCESS);
 }
 
-/* Force-destroying a stream parked on an event returns at once and drops its queue. */
+/* Force-destroying a stream parked on an event returns at once; its queue runs
+ * once the event is recorded, and aclrtSynchronizeDevice (and a plain device
+ * reset) wait for it. */
 static void destroy_force_call(void *arg)
 {
     aclrtStream *s = arg;
@@ -475,13 +466,49 @@ static void test_destroy_force_parked_stream(void **state)
         fail_msg("aclrtDestroyStreamForce of a stream waiting on an event did not return");
     assert_int_equal((aclError)(intptr_t)arg, ACL_SUCCESS);
     assert_false(gate_is_open(&b.finished));
-    gate_open(&b.release);
-    assert_int_equal(aclrtSynchronizeStream(a), ACL_SUCCESS);
-    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
-    sleep_ms(20);
+    /* the device still has the parked stream's work: a bounded sync times out */
+    assert_int_equal(aclrtSynchronizeDeviceWithTimeout(30), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    expect_msg("aclrtSynchronizeDeviceWithTimeout", "still has work");
     assert_int_equal(atomic_load(&ran), 0);
+    gate_open(&b.release);
+    assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&ran), N);
     assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
     assert_int_equal(aclrtDestroyStream(a), ACL_SUCCESS);
+}
+
+/* A plain reset waits for a force-destroyed stream's work; a forced reset
+ * discards what has not started. */
+static int32_t reset_dev;
+static void reset_call(void *arg) { (void)arg; aclrtResetDevice(reset_dev); }
+static void reset_force_call(void *arg) { (void)arg; aclrtResetDeviceForce(reset_dev); }
+
+static void test_destroy_force_then_reset(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    for (int forced = 0; forced < 2; forced++) {
+        static atomic_int ran;
+        atomic_store(&ran, 0);
+        static struct blocker b;
+        blocker_init(&b);
+        aclrtStream s;
+        assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+        assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &b), ACL_SUCCESS);
+        for (int i = 0; i < N; i++)
+            assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_SUCCESS);
+        assert_true(gate_wait(&b.started, WAIT_MS));
+        assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);
+        static struct call c;
+        int32_t dev = reset_dev = current_device();
+        call_start(&c, forced ? reset_force_call : reset_call, NULL);
+        sleep_ms(30);
+        assert_false(gate_is_open(&c.done));   /* it waits for the running blocker */
+        gate_open(&b.release);
+        assert_true(call_wait(&c, WAIT_MS));
+        assert_int_equal(atomic_load(&ran), forced ? 0 : N);
+        assert_int_equal(aclrtSetDevice(dev), ACL_SUCCESS);
+    }
 }
 
 static void test_bad_stream_handles(void **state)
@@ -960,8 +987,9 @@ int main(void)
         T(test_null_stream_is_current_default),
         T(test_synchronize_with_timeout),
         T(test_destroy_waits_for_queued_work),
-        T(test_destroy_force_discards_queued_work),
+        T(test_destroy_force_runs_queued_work),
         T(test_destroy_force_parked_stream),
+        T(test_destroy_force_then_reset),
         T(test_bad_stream_handles),
         T(test_null_arguments),
         T(test_create_with_config),

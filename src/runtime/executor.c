@@ -80,6 +80,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     case ACLSIM_TASK_HOST_FUNC:
         t->u.host.fn(t->u.host.arg);
         break;
+    case ACLSIM_TASK_CALLBACK:
+        t->u.cb.run(t->u.cb.arg);
+        break;
     case ACLSIM_TASK_RECORD:
         aclsim__event_complete(t->u.event.event, t->u.event.seq, true);
         break;
@@ -110,6 +113,8 @@ struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
     for (; t; t = t->next) {
         if (t->kind == ACLSIM_TASK_RECORD)
             aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+        else if (t->kind == ACLSIM_TASK_CALLBACK)
+            t->u.cb.drop(t->u.cb.arg);
         task_release(t);
         last = t;
     }
@@ -175,7 +180,7 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
     uint64_t n = 0, total = 0;   /* not yet counted as completed; all handled */
     for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
-            /* aclrtDestroyStreamForce: what has not started never will. */
+            /* Force reset/finalize or aclrtStreamAbort: what has not started never will. */
             for (struct aclsim__task *x = t; x; x = x->next) {
                 n++;
                 total++;
@@ -194,7 +199,8 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
         } else {
             /* User code may block on whoever waits for the tasks before it:
              * report those first. (Copies and memsets are counted in bulk.) */
-            bool user_code = t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL;
+            bool user_code = t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL ||
+                             t->kind == ACLSIM_TASK_CALLBACK;
             if (user_code) {
                 if (n) {
                     aclsim__count_done(s, n);
@@ -243,7 +249,7 @@ static void run_stream(struct aclsim__stream *s)
         struct aclsim__task *rest = run_claimed(s, claimed, &done);
         pthread_mutex_lock(&s->lock);
         if (rest && atomic_load(&s->discard)) {
-            /* Force-destroyed while we looked at the event: do not park. */
+            /* Discarded while we looked at the event: do not park. */
             pthread_mutex_unlock(&s->lock);
             rest = run_claimed(s, rest, &done);   /* discards them all */
             pthread_mutex_lock(&s->lock);
@@ -272,6 +278,12 @@ static void run_stream(struct aclsim__stream *s)
     }
     s->state = ACLSIM_STREAM_IDLE;
     pthread_cond_broadcast(&s->progress);   /* destroy waits for IDLE */
+    bool retire = aclsim__stream_idle(s);   /* a force-destroyed stream has drained */
+    chain_recycle(s, &done);
+    pthread_mutex_unlock(&s->lock);
+    if (retire)
+        aclsim__stream_retire(s);
+    return;
 out:
     chain_recycle(s, &done);
     pthread_mutex_unlock(&s->lock);

@@ -52,10 +52,14 @@ void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task 
         trim_spares(s, SPARE_MAX);
 }
 
+/* Stream ids (aclrtStreamGetId): unique in the process, never reused. */
+static atomic_int next_stream_id;
+
 static void stream_unref(struct aclsim__stream *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
+    atomic_fetch_sub(&s->device->nstreams, 1);
     pthread_mutex_lock(&s->lock);
     trim_spares(s, 0);
     pthread_mutex_unlock(&s->lock);
@@ -68,6 +72,15 @@ static void stream_unref(struct aclsim__stream *s)
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
                                struct aclsim__stream **out, const char *api)
 {
+    /* Counted from here until the struct goes back to the pool (stream_unref). */
+    uint32_t live = atomic_fetch_add(&ctx->device->nstreams, 1);
+    if (ctx_handle && live >= aclsim__streams_max()) {
+        atomic_fetch_sub(&ctx->device->nstreams, 1);
+        return aclsim__fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, api,
+                            "device %d already has %u streams (default streams included), the "
+                            "most the configured SoC %s supports", ctx->device->id, live,
+                            aclsim__config()->soc_name);
+    }
     pthread_mutex_lock(&pool_lock);
     struct aclsim__stream *s = stream_pool;
     if (s)
@@ -75,8 +88,10 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     pthread_mutex_unlock(&pool_lock);
     if (!s) {
         s = aclsim__aligned_alloc(_Alignof(struct aclsim__stream), sizeof *s);
-        if (!s)
+        if (!s) {
+            atomic_fetch_sub(&ctx->device->nstreams, 1);
             return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
+        }
         memset(s, 0, sizeof *s);
         aclsim__adaptive_mutex_init(&s->lock);
         pthread_cond_init(&s->progress, NULL);
@@ -96,9 +111,24 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     s->next_ready = s->next_waiting = s->next_in_context = NULL;
     s->prev_in_context = NULL;
     atomic_store(&s->discard, false);
+    atomic_store(&s->aborting, false);
     atomic_store(&s->refs, 1);
+    s->id = atomic_fetch_add(&next_stream_id, 1) & INT32_MAX;
+    s->flags = 0;
+    s->priority = 0;
+    s->overflow_switch = s->user_tag = s->cache_op_info = 0;
+    s->linked = s->detached = false;
+    __atomic_store_n(&s->announced, false, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->is_default, !ctx_handle, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->lock);
-    if (ctx_handle) {
+    if (!ctx_handle) {
+        /* The default stream's handle (aclrtCtxGetCurrentDefaultStream). */
+        s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
+        if (!s->handle) {
+            stream_unref(s);
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
+        }
+    } else {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
         if (!s->handle) {
             stream_unref(s);
@@ -121,6 +151,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
         if (ctx->streams)
             ctx->streams->prev_in_context = s;
         ctx->streams = s;
+        s->linked = true;
         pthread_mutex_unlock(&ctx->lock);
     }
     *out = s;
@@ -140,19 +171,24 @@ static void unlink_stream(struct aclsim__stream *s)
     if (s->next_in_context)
         s->next_in_context->prev_in_context = s->prev_in_context;
     s->next_in_context = s->prev_in_context = NULL;
+    s->linked = false;
     pthread_cond_broadcast(&ctx->unlinked);
     pthread_mutex_unlock(&ctx->lock);
 }
 
-/* Discards every task of s that has not started (force destroy): a worker
- * running the stream discards the rest of what it claimed after the task it
- * is running; a parked stream is taken off its event first. Caller holds
- * s->lock; it is released and taken again. */
-static void discard_queued(struct aclsim__stream *s)
+/* Discards every task of s that has not started (force reset, aclFinalize,
+ * aclrtStreamAbort): a worker running the stream discards the rest of what
+ * it claimed after the task it is running; a parked stream is taken off its
+ * event first. Caller holds s->lock; it is released and taken again. True if
+ * this took a detached stream IDLE: the caller retires it after unlocking. */
+static bool discard_queued(struct aclsim__stream *s)
 {
+    bool retire = false;
     atomic_store(&s->discard, true);
-    if (s->state == ACLSIM_STREAM_PARKED && aclsim__event_unpark(s->head->u.event.event, s))
+    if (s->state == ACLSIM_STREAM_PARKED && aclsim__event_unpark(s->head->u.event.event, s)) {
         s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
+        retire = aclsim__stream_idle(s);
+    }
     struct aclsim__task *queued = s->head;
     s->head = s->tail = NULL;
     pthread_mutex_unlock(&s->lock);
@@ -166,14 +202,19 @@ static void discard_queued(struct aclsim__stream *s)
     pthread_mutex_unlock(&s->lock);
     aclsim__count_done(s, n);
     pthread_mutex_lock(&s->lock);
+    return retire;
 }
 
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 {
+    if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
+        aclsim__stream_state_notify(s->handle, false);
+    if (__atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
+        aclsim__handle_free(s->handle);   /* aclrtCtxGetCurrentDefaultStream's handle */
     pthread_mutex_lock(&s->lock);
     s->closed = true;   /* from here on aclsim__submit refuses this stream */
     if (force)
-        discard_queued(s);
+        (void)discard_queued(s);   /* not detached: this thread holds it */
     /* Wait until no worker holds or will take the stream. */
     atomic_fetch_add(&s->waiters, 1);
     while (s->head || s->state != ACLSIM_STREAM_IDLE)
@@ -182,9 +223,114 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
     pthread_mutex_unlock(&s->lock);
     /* Only now does it leave its context's list: aclsim__device_synchronize
      * (and so aclrtBinaryUnLoad) still sees it while it drains. */
-    if (s->handle)
+    aclsim__stream_retire(s);
+}
+
+void aclsim__stream_retire(struct aclsim__stream *s)
+{
+    if (s->linked)
         unlink_stream(s);
     stream_unref(s);
+}
+
+bool aclsim__stream_idle(struct aclsim__stream *s)
+{
+    if (!s->detached)
+        return false;
+    s->detached = false;
+    return true;
+}
+
+void aclsim__stream_detach(struct aclsim__stream *s)
+{
+    if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
+        aclsim__stream_state_notify(s->handle, false);
+    pthread_mutex_lock(&s->lock);
+    s->closed = true;   /* from here on aclsim__submit refuses this stream */
+    if (s->head || s->state != ACLSIM_STREAM_IDLE) {
+        /* Work queued or running: the worker that drains it retires it. */
+        s->detached = true;
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    pthread_mutex_unlock(&s->lock);
+    aclsim__stream_retire(s);
+}
+
+/* Discards s's not-started work unless that is done already; s is held by a
+ * reference. */
+static void discard_held(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool retire = false;
+    if (!atomic_load(&s->discard))
+        retire = discard_queued(s);
+    pthread_mutex_unlock(&s->lock);
+    if (retire)
+        aclsim__stream_retire(s);
+    stream_unref(s);
+}
+
+void aclsim__stream_discard_linked(struct aclsim__stream *s, struct aclsim__context *ctx)
+{
+    atomic_fetch_add(&s->refs, 1);   /* keeps the struct in this life meanwhile */
+    pthread_mutex_unlock(&ctx->lock);
+    discard_held(s);
+    pthread_mutex_lock(&ctx->lock);
+}
+
+void aclsim__context_discard_all(struct aclsim__context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    size_t n = 1;
+    for (struct aclsim__stream *s = ctx->streams; s; s = s->next_in_context)
+        n++;
+    struct aclsim__stream **all = aclsim__malloc(n * sizeof *all);
+    if (!all) {   /* then each stream is discarded when its destroy reaches it */
+        pthread_mutex_unlock(&ctx->lock);
+        return;
+    }
+    size_t k = 0;
+    all[k++] = ctx->default_stream;
+    for (struct aclsim__stream *s = ctx->streams; s; s = s->next_in_context)
+        all[k++] = s;
+    for (size_t i = 0; i < k; i++)
+        atomic_fetch_add(&all[i]->refs, 1);
+    pthread_mutex_unlock(&ctx->lock);
+    for (size_t i = 0; i < k; i++)
+        discard_held(all[i]);
+    free(all);
+}
+
+bool aclsim__stream_abort(struct aclsim__sref ref)
+{
+    struct aclsim__stream *s = ref.s;
+    pthread_mutex_lock(&s->lock);
+    if (s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) != ref.epoch) {
+        pthread_mutex_unlock(&s->lock);
+        return false;   /* destroyed since it was resolved */
+    }
+    atomic_fetch_add(&s->aborts, 1);
+    atomic_store(&s->aborting, true);
+    bool retire = discard_queued(s);   /* never true: s has a live handle, so not detached */
+    (void)retire;
+    /* Bounded by the task running now (a task that started runs to its end). */
+    atomic_fetch_add(&s->waiters, 1);
+    while (s->head || s->state != ACLSIM_STREAM_IDLE) {
+        if (s->head && !s->closed) {
+            /* submitted meanwhile: discarded too ("no longer takes effect") */
+            (void)discard_queued(s);
+            continue;
+        }
+        pthread_cond_wait(&s->progress, &s->lock);
+    }
+    atomic_fetch_sub(&s->waiters, 1);
+    if (!s->closed)
+        atomic_store(&s->discard, false);   /* open for new work again */
+    atomic_store(&s->aborting, false);
+    pthread_cond_broadcast(&s->progress);
+    pthread_mutex_unlock(&s->lock);
+    return true;
 }
 
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
@@ -280,7 +426,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     return ACL_SUCCESS;
 }
 
-static void deadline_after(struct timespec *ts, int32_t ms)
+void aclsim__deadline_after(struct timespec *ts, int32_t ms)
 {
     clock_gettime(CLOCK_REALTIME, ts);
     ts->tv_sec += ms / 1000;
@@ -305,7 +451,7 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
         return true;
     struct timespec deadline;
     if (timeout_ms >= 0)
-        deadline_after(&deadline, timeout_ms);
+        aclsim__deadline_after(&deadline, timeout_ms);
     /* No lost wake-up without a lock on the worker side: this thread
      * increments waiters, then reads completed; a worker increments
      * completed, then reads waiters (both sequentially consistent), so at
@@ -332,6 +478,12 @@ static uint64_t submitted_of(struct aclsim__stream *s)
 }
 
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
+{
+    return aclsim__device_synchronize_timeout(dev, -1, api);
+}
+
+aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t timeout_ms,
+                                            const char *api)
 {
     if (ACLSIM_UNLIKELY(aclsim__tls_device == dev))
         return aclsim__refuse_self_wait(api, "this device");
@@ -364,39 +516,53 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
         pthread_mutex_unlock(&c->lock);
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
+    uint64_t deadline = timeout_ms < 0 ? 0 : aclsim__now_ns() + (uint64_t)timeout_ms * 1000000u;
+    bool ok = true;
     for (size_t i = 0; i < n; i++) {
-        aclsim__stream_wait(list[i].s, list[i].seq, -1);
+        if (ok && timeout_ms >= 0) {
+            uint64_t now = aclsim__now_ns();
+            int32_t left = now >= deadline ? 0 : (int32_t)((deadline - now + 999999u) / 1000000u);
+            ok = aclsim__stream_wait(list[i].s, list[i].seq, left);
+        } else if (ok) {
+            aclsim__stream_wait(list[i].s, list[i].seq, -1);
+        }
         stream_unref(list[i].s);
     }
     free(list);
+    if (!ok)
+        return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
+                            "device %d still has work after %d ms", dev->id, timeout_ms);
     return ACL_SUCCESS;
 }
 
 /* ---- stream API ---------------------------------------------------------- */
 
-static aclError create_stream(aclrtStream *stream, const char *api)
+aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t priority,
+                                   const char *api)
 {
-    ACLSIM_REQUIRE_INIT(api);
-    if (!stream)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
-    if (!err && !(err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, api)))
-        *stream = s->handle;
-    return err;
+    if (err || (err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, api)))
+        return err;
+    pthread_mutex_lock(&s->lock);
+    s->flags = flags;
+    s->priority = priority;
+    pthread_mutex_unlock(&s->lock);
+    void *handle = s->handle;
+    __atomic_store_n(&s->announced, true, __ATOMIC_RELEASE);
+    *stream = handle;
+    aclsim__stream_state_notify(handle, true);
+    return ACL_SUCCESS;
 }
 
 aclError aclrtCreateStream(aclrtStream *stream)
 {
-    return create_stream(stream, "aclrtCreateStream");
-}
-
-aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
-{
-    (void)priority;   /* one priority class: the simulator schedules streams round-robin */
-    (void)flag;       /* fast launch/sync etc. change nothing on a CPU */
-    return create_stream(stream, "aclrtCreateStreamWithConfig");
+    static const char api[] = "aclrtCreateStream";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
+    return aclsim__create_stream_api(stream, 0, 0, api);
 }
 
 static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
@@ -409,10 +575,18 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
     if (s && ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
     /* Only the thread that frees the handle destroys the stream. */
+    if (s && __atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "stream %p is the default stream of its context (from "
+                            "aclrtCtxGetCurrentDefaultStream); it cannot be destroyed", stream);
     if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "stream %p is not a live stream (destroyed, or never created)", stream);
-    aclsim__stream_destroy(s, force);
+    /* Force: the handle is gone at once, work already queued still runs. */
+    if (force)
+        aclsim__stream_detach(s);
+    else
+        aclsim__stream_destroy(s, false);
     return ACL_SUCCESS;
 }
 
@@ -436,9 +610,15 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     struct aclsim__stream *s = ref.s;
     if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
+    unsigned aborts = atomic_load(&s->aborts);
+    bool aborting = atomic_load(&s->aborting);
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);
+    if (ACLSIM_UNLIKELY(aborting || atomic_load(&s->aborts) != aborts))
+        return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
+                            "stream %p was aborted (aclrtStreamAbort) while this call waited for "
+                            "it: its pending work was discarded", stream);
     return ACL_SUCCESS;
 }
 
