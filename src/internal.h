@@ -134,7 +134,7 @@ struct aclsim__config {
     size_t device_memory;                    /* ACLSIM_DEVICE_MEMORY, bytes */
     uint32_t workers;                        /* ACLSIM_WORKERS: threads per device */
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
-    uint32_t visible[ACLSIM_MAX_DEVICES];    /* logical id -> physical id */
+    uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
 };
@@ -171,6 +171,26 @@ static inline bool aclsim__initialized(void)
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
 bool aclsim__parse_size(const char *text, size_t *out);
 
+/* ---- soc.c: the simulated device model, one row per SoC (src/soc.def) ---- */
+
+enum aclsim__family { ACLSIM_FAMILY_A2, ACLSIM_FAMILY_A3, ACLSIM_FAMILY_A5,
+                      ACLSIM_FAMILY_INFERENCE, ACLSIM_FAMILY_EDGE, ACLSIM_FAMILY_TRAINING,
+                      ACLSIM_FAMILY_IPV };
+struct aclsim__soc {
+    const char *name;
+    uint8_t family;                 /* enum aclsim__family */
+    uint32_t npu_arch;              /* Ascend C's __NPU_ARCH__ */
+    uint32_t aicore, vector, aicpu; /* core counts */
+    uint64_t memory;                /* device memory, bytes */
+    uint32_t ub;                    /* unified buffer per core, bytes */
+    uint64_t l2;                    /* L2 cache, bytes */
+    bool symbols;                   /* device-variable functions supported */
+};
+/* The row of SoC name (matched exactly), or NULL. */
+const struct aclsim__soc *aclsim__soc_find(const char *name);
+/* The row of the configured SoC (the runtime is initialized). */
+const struct aclsim__soc *aclsim__soc_current(void);
+
 /* ---- handle.c ----------------------------------------------------------- */
 
 /* Every opaque handle (context, stream, event, function, binary) is an index
@@ -178,7 +198,7 @@ bool aclsim__parse_size(const char *text, size_t *out);
  * recognised (107017) instead of dereferenced. Slots are never freed, only
  * recycled with a new generation, so lookups need no lock. */
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
-                           ACLSIM_H_FUNC, ACLSIM_H_BINARY };
+                           ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -259,7 +279,7 @@ struct aclsim__job {
 };
 
 struct aclsim__device {
-    int32_t id;                 /* logical id (slot in aclsimVar.instance) */
+    int32_t id;                 /* user id (slot in aclsimVar.instance) */
     uint32_t physical_id;
     /* Under aclsim__rt.lock: */
     uint32_t refcount;          /* aclrtSetDevice calls not yet reset */
@@ -564,6 +584,7 @@ extern _Thread_local unsigned long aclsim__tls_registration_failures;
 void aclsim__binaries_finalize(void);
 
 /* ---- kernel.c ------------------------------------------------------------- */
+#define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
 
 #endif /* ACLSIM_INTERNAL_H */

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BLOCKS 65535u
 
 _Thread_local uint32_t aclsim__tls_block_idx = 0, aclsim__tls_block_num = 1,
                        aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
@@ -134,10 +133,10 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
                             "funcHandle %p is not a live kernel handle (from "
                             "aclrtGetFuncBySymbol or aclrtBinaryGetFunction; its binary may "
                             "have been unloaded)", func);
-    if (numBlocks == 0 || numBlocks > MAX_BLOCKS)
+    if (numBlocks == 0 || numBlocks > ACLSIM_MAX_BLOCKS)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "numBlocks %u is out of range for kernel %s: 1 to %u", numBlocks,
-                            k->name, MAX_BLOCKS);
+                            k->name, ACLSIM_MAX_BLOCKS);
     size_t offsets[16], max_align;
     size_t need = packed_layout(k, offsets, &max_align);
     if (k->num_params && !packed && !args)
