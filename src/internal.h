@@ -190,6 +190,12 @@ struct aclsim__soc {
 const struct aclsim__soc *aclsim__soc_find(const char *name);
 /* The row of the configured SoC (the runtime is initialized). */
 const struct aclsim__soc *aclsim__soc_current(void);
+/* CANN's product support tables: a mask of families (1u << ACLSIM_FAMILY_x).
+ * 207000 with a message naming api and the SoC when the configured SoC's
+ * family is not in it. */
+#define ACLSIM_FAMILIES(x) (1u << ACLSIM_FAMILY_##x)
+#define ACLSIM_ALL_BUT_IPV (0x7fu & ~ACLSIM_FAMILIES(IPV))
+aclError aclsim__soc_check(const char *api, unsigned families);
 
 /* ---- handle.c ----------------------------------------------------------- */
 
@@ -272,6 +278,7 @@ struct aclsim__job {
     /* The stream whose task runs the job: helpers running its indices act
      * for that stream (a kernel block there must not wait for it either). */
     struct aclsim__stream *stream;
+    uint32_t max_helpers;      /* 0: any idle worker may help (else at most this many) */
     bool listed;               /* on device.jobs, under exec_lock */
     struct aclsim__job *next_job;
     pthread_cond_t idle;       /* signalled when helpers drops to 0 */
@@ -290,6 +297,8 @@ struct aclsim__device {
     struct aclsim__context *contexts;    /* every live context on this device */
     struct aclsim__heap heap;            /* device memory */
     atomic_uint vars_generation;         /* registry generation fully instantiated */
+    /* Time workers spent in kernel blocks, for aclrtGetDeviceUtilizationRate. */
+    atomic_uint_fast64_t kernel_busy_ns;
 
     /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
     pthread_mutex_t exec_lock;
@@ -327,6 +336,10 @@ struct aclsim__context {
     pthread_mutex_t lock;                     /* guards streams (doubly linked) */
     pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
+    /* aclrtCtxSetSysParamOpt values (under lock); bit i of sys_param_set
+     * says whether option i was set. */
+    int64_t sys_param[4];
+    uint8_t sys_param_set;
 };
 
 /* The calling thread's current context, or 107002 with a message. */
@@ -360,7 +373,8 @@ struct aclsim__task {
         struct { void *dst; const void *src; atomic_bool *ran; } copy;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
-        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; } kernel;
+        /* cores: the resource limit in force at launch (0: none, devctl.c). */
+        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores; } kernel;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
     } u;
@@ -582,6 +596,15 @@ extern _Thread_local unsigned long aclsim__tls_registration_failures;
 /* ---- binary.c ---- */
 /* aclFinalize: unloads the kernel binaries the program did not unload. */
 void aclsim__binaries_finalize(void);
+
+/* ---- devctl.c: limits and settings --------------------------------------- */
+
+/* The core limit (aclrtSetDeviceResLimit / aclrtSetStreamResLimit /
+ * aclrtUseStreamResInCurrentThread) for a kernel launched now by this thread
+ * on dev: the most workers that run its blocks at once; 0 for no limit. */
+uint32_t aclsim__kernel_core_limit(const struct aclsim__device *dev);
+/* aclFinalize: forgets process-level device resource limits. */
+void aclsim__devctl_finalize(void);
 
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */

@@ -22,7 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
 #include "acl/acl.h"
+#include "aclsim/aclsim.h"
 #include "common.h"
 
 static void init_soc(const char *soc, const char *devices)
@@ -435,6 +440,243 @@ static void test_app_log(void **state)
     assert_non_null(strstr(text, "test_app_log: hello 42"));
     assert_null(strstr(text, "too quiet"));
     assert_null(strstr(text, "bad level"));
+    unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
+    unsetenv("ASCEND_SLOG_PRINT_TO_STDOUT");
+    EXPECT_OK(aclFinalize());
+    init_soc("Ascend910B1", "1");   /* logging quiet again for the teardown */
+}
+
+
+/* ---- settings and limits -------------------------------------------------------- */
+
+static void test_sys_param_opts(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "2");
+    int64_t v = -1;
+    EXPECT_OK(aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v));
+    assert_int_equal(v, 0);   /* CANN's default */
+    EXPECT_OK(aclrtSetSysParamOpt(ACL_OPT_DETERMINISTIC, 2));
+    EXPECT_OK(aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v));
+    assert_int_equal(v, 2);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "value 4", aclrtSetSysParamOpt(ACL_OPT_DETERMINISTIC, 4));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "opt 9", aclrtSetSysParamOpt((aclSysParamOpt)9, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "value", aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, NULL));
+    /* Context parameters have no default, and belong to their context. */
+    EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not been set", aclrtCtxGetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, &v));
+    EXPECT_OK(aclrtCtxSetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, 1));
+    EXPECT_OK(aclrtCtxGetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, &v));
+    assert_int_equal(v, 1);
+    aclrtContext other;
+    EXPECT_OK(aclrtCreateContext(&other, 1));   /* becomes current */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not been set", aclrtCtxGetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, &v));
+    EXPECT_OK(aclrtDestroyContext(other));
+    EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_OK(aclrtCtxGetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, &v));
+    assert_int_equal(v, 1);
+    /* aclFinalize forgets process parameters. */
+    ASSERT_OK(reset_and_finalize());
+    init_soc("Ascend910B1", "1");
+    EXPECT_OK(aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v));
+    assert_int_equal(v, 0);
+}
+
+static size_t limit_of(aclrtDeviceLimit l)
+{
+    size_t v = 0;
+    EXPECT_OK(aclrtDeviceGetLimit(l, &v));
+    return v;
+}
+
+static void test_device_limits(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B2", "2");
+    assert_int_equal(limit_of(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE), 32768);
+    EXPECT_OK(aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE, 40000));
+    assert_int_equal(limit_of(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE), 49152);   /* 16K multiple */
+    EXPECT_OK(aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE, 100));
+    assert_int_equal(limit_of(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE), 32768);
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "out of range", aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE, 196609));
+    EXPECT_OK(aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE, 1025));
+    assert_int_equal(limit_of(ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE), 1032);
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, NULL, aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE, 1000));
+    size_t v = 0;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend910B2", aclrtDeviceGetLimit(ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE, &v));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "limit 5", aclrtDeviceSetLimit((aclrtDeviceLimit)5, 1));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "value", aclrtDeviceGetLimit(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE, NULL));
+    ASSERT_OK(reset_and_finalize());
+    init_soc("Ascend950PR", "1");
+    EXPECT_OK(aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE, 200));
+    assert_int_equal(limit_of(ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE), 256 * 32);   /* per warp */
+    EXPECT_OK(aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE, 500));
+    assert_int_equal(limit_of(ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE), 512);
+    EXPECT_OK(aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE, 0));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "both be 0", aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE, 0));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, NULL, aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE, 131073));
+    ASSERT_OK(reset_and_finalize());
+    init_soc("Ascend310P3", "1");
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL, aclrtDeviceSetLimit(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE, 40000));
+}
+
+static uint32_t res(int32_t dev, aclrtDevResLimitType t)
+{
+    uint32_t v = 0;
+    EXPECT_OK(aclrtGetDeviceResLimit(dev, t, &v));
+    return v;
+}
+
+static uint32_t thread_res(aclrtDevResLimitType t)
+{
+    uint32_t v = 0;
+    EXPECT_OK(aclrtGetResInCurrentThread(t, &v));
+    return v;
+}
+
+static void test_resource_limits(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "2");
+    EXPECT_OK(aclrtSetDevice(0));
+    assert_int_equal(res(0, ACL_RT_DEV_RES_CUBE_CORE), 24);   /* the hardware's */
+    assert_int_equal(res(0, ACL_RT_DEV_RES_VECTOR_CORE), 48);
+    EXPECT_OK(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 4));
+    assert_int_equal(res(0, ACL_RT_DEV_RES_CUBE_CORE), 4);
+    assert_int_equal(res(1, ACL_RT_DEV_RES_CUBE_CORE), 24);
+    aclrtStream s;
+    EXPECT_OK(aclrtCreateStream(&s));
+    uint32_t v = 0;
+    EXPECT_OK(aclrtGetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, &v));
+    assert_int_equal(v, 4);   /* the process's, for its device */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "aclrtSetStreamResLimit first", aclrtUseStreamResInCurrentThread(s));
+    EXPECT_OK(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, 2));
+    EXPECT_OK(aclrtGetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, &v));
+    assert_int_equal(v, 2);
+    EXPECT_OK(aclrtGetStreamResLimit(NULL, ACL_RT_DEV_RES_CUBE_CORE, &v));
+    assert_int_equal(v, 4);   /* the default stream has none of its own */
+    assert_int_equal(thread_res(ACL_RT_DEV_RES_CUBE_CORE), 4);
+    EXPECT_OK(aclrtUseStreamResInCurrentThread(s));
+    assert_int_equal(thread_res(ACL_RT_DEV_RES_CUBE_CORE), 2);
+    assert_int_equal(thread_res(ACL_RT_DEV_RES_VECTOR_CORE), 48);
+    EXPECT_OK(aclrtUnuseStreamResInCurrentThread(s));
+    assert_int_equal(thread_res(ACL_RT_DEV_RES_CUBE_CORE), 4);
+    EXPECT_OK(aclrtResetStreamResLimit(s));
+    EXPECT_OK(aclrtGetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, &v));
+    assert_int_equal(v, 4);
+    /* A destroyed stream's limits do not pass to the next stream in its place. */
+    EXPECT_OK(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, 3));
+    EXPECT_OK(aclrtDestroyStream(s));
+    EXPECT_OK(aclrtCreateStream(&s));
+    EXPECT_OK(aclrtGetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, &v));
+    assert_int_equal(v, 4);
+    EXPECT_OK(aclrtDestroyStream(s));
+    EXPECT_OK(aclrtResetDeviceResLimit(0));
+    assert_int_equal(res(0, ACL_RT_DEV_RES_CUBE_CORE), 24);
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "1..24", aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 25));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, NULL, aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "type 2", aclrtSetDeviceResLimit(0, (aclrtDevResLimitType)2, 1));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICEID, NULL, aclrtSetDeviceResLimit(2, ACL_RT_DEV_RES_CUBE_CORE, 1));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "value", aclrtGetResInCurrentThread(ACL_RT_DEV_RES_CUBE_CORE, NULL));
+}
+
+/* Blocks that count how many of them run at once. */
+static atomic_int active, most;
+
+static void k_overlap(int wait_ms)
+{
+    int now = atomic_fetch_add(&active, 1) + 1;
+    for (int m = atomic_load(&most); now > m && !atomic_compare_exchange_weak(&most, &m, now);)
+        ;
+    /* Wait (bounded) for a second block to join: only possible without a limit. */
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (atomic_load(&active) < 2 &&
+             (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < wait_ms);
+    atomic_fetch_sub(&active, 1);
+}
+ACLSIM_KERNEL_REGISTER(k_overlap, int);
+
+static int run_overlap(int blocks)
+{
+    atomic_store(&active, 0);
+    atomic_store(&most, 0);
+    int wait_ms = 200;
+    void *args[] = {&wait_ms};
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(FUNC(k_overlap), (uint32_t)blocks, NULL, NULL, args));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    return atomic_load(&most);
+}
+
+static void test_resource_limit_takes_effect(void **state)
+{
+    (void)state;
+    setenv("ACLSIM_WORKERS", "4", 1);
+    init_soc("Ascend910B1", "1");
+    EXPECT_OK(aclrtSetDevice(0));
+    assert_true(run_overlap(4) >= 2);   /* blocks run on several workers */
+    EXPECT_OK(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 1));
+    assert_int_equal(run_overlap(3), 1);   /* one core: one block at a time */
+    EXPECT_OK(aclrtResetDeviceResLimit(0));
+    assert_true(run_overlap(4) >= 2);
+}
+
+static void test_primary_context_and_ts(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "2");
+    int32_t active = -1;
+    uint32_t flags = 7;
+    EXPECT_OK(aclrtGetPrimaryCtxState(1, &flags, &active));
+    assert_int_equal(active, 0);
+    assert_int_equal(flags, 0);
+    EXPECT_OK(aclrtSetDevice(1));
+    EXPECT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+    assert_int_equal(active, 1);
+    EXPECT_OK(aclrtResetDevice(1));
+    EXPECT_OK(aclrtGetPrimaryCtxState(1, NULL, &active));
+    assert_int_equal(active, 0);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "active", aclrtGetPrimaryCtxState(1, NULL, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICEID, NULL, aclrtGetPrimaryCtxState(2, NULL, &active));
+    EXPECT_OK(aclrtSetTsDevice(ACL_TS_ID_AIVECTOR));
+    EXPECT_OK(aclrtSetTsDevice(ACL_TS_ID_AICORE));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "tsId 2", aclrtSetTsDevice(ACL_TS_ID_RESERVED));
+}
+
+static void k_spin(int ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+ACLSIM_KERNEL_REGISTER(k_spin, int);
+
+static void test_utilization(void **state)
+{
+    (void)state;
+    setenv("ACLSIM_WORKERS", "2", 1);
+    init_soc("Ascend910B1", "1");
+    EXPECT_OK(aclrtSetDevice(0));
+    aclrtUtilizationInfo u = {0};
+    EXPECT_OK(aclrtGetDeviceUtilizationRate(0, &u));   /* starts the interval */
+    int ms = 100;
+    void *args[] = {&ms};
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(FUNC(k_spin), 1, NULL, NULL, args));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    EXPECT_OK(aclrtGetDeviceUtilizationRate(0, &u));
+    assert_true(u.cubeUtilization >= 25);   /* one of two workers ran most of the interval */
+    assert_int_equal(u.vectorUtilization, u.cubeUtilization);
+    assert_int_equal(u.memoryUtilization, -1);
+    usleep(50 * 1000);
+    EXPECT_OK(aclrtGetDeviceUtilizationRate(0, &u));
+    assert_int_equal(u.cubeUtilization, 0);   /* idle since */
+    u.utilizationExtend = (aclrtUtilizationExtendInfo *)&u;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "utilizationExtend", aclrtGetDeviceUtilizationRate(0, &u));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "utilizationInfo", aclrtGetDeviceUtilizationRate(0, NULL));
 }
 
 int main(void)
@@ -452,6 +694,12 @@ int main(void)
         T(test_data_type_size),
         T(test_data_buffer),
         T(test_app_log),
+        T(test_sys_param_opts),
+        T(test_device_limits),
+        T(test_resource_limits),
+        T(test_resource_limit_takes_effect),
+        T(test_primary_context_and_ts),
+        T(test_utilization),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,16 @@ const struct aclsim__soc *aclsim__soc_current(void)
     return s ? s : &socs[0];   /* aclInit refuses unknown names: never taken */
 }
 
+aclError aclsim__soc_check(const char *api, unsigned families)
+{
+    const struct aclsim__soc *soc = aclsim__soc_current();
+    if (families & (1u << soc->family))
+        return ACL_SUCCESS;
+    return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                        "not supported on %s (ACLSIM_SOC_VERSION): CANN does not support it on "
+                        "that product", soc->name);
+}
+
 aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value)
 {
     static const char api[] = "aclGetDeviceCapability";
@@ -61,11 +71,9 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value
     if (!value)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "value is NULL");
     const struct aclsim__soc *soc = aclsim__soc_current();
-    if (soc->family == ACLSIM_FAMILY_IPV)
-        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
-                            "not supported on %s (CANN supports it on the Atlas and Ascend 950 "
-                            "products only)", soc->name);
-    aclError err = aclsim__device_check_id(deviceId > INT32_MAX ? -1 : (int32_t)deviceId, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    if (!err)
+        err = aclsim__device_check_id(deviceId > INT32_MAX ? -1 : (int32_t)deviceId, api);
     if (err)
         return err;
     const struct aclsim__device *dev = &aclsim__devices[deviceId];
@@ -127,11 +135,9 @@ aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatu
     ACLSIM_REQUIRE_INIT(api);
     if (!value)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "value is NULL");
-    const struct aclsim__soc *soc = aclsim__soc_current();
-    if (soc->family == ACLSIM_FAMILY_IPV)
-        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api, "not supported on %s",
-                            soc->name);
-    aclError err = aclsim__device_check_id(deviceId, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    if (!err)
+        err = aclsim__device_check_id(deviceId, api);
     if (err)
         return err;
     switch (devFeatureType) {
