@@ -48,6 +48,8 @@
 #define ACLSIM_HIDDEN __attribute__((visibility("hidden")))
 #define ACLSIM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ACLSIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ACLSIM_STR_(x) #x
+#define ACLSIM_STR(x) ACLSIM_STR_(x)   /* a macro's value as a string literal */
 
 /* ---- error.c ---------------------------------------------------------- */
 
@@ -59,7 +61,8 @@ enum aclsim__log_level { ACLSIM_LOG_DEBUG, ACLSIM_LOG_INFO, ACLSIM_LOG_WARNING,
 aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void aclsim__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void aclsim__log_configure(void); /* reads the ASCEND_* log variables */
+/* Sets the log level (enum aclsim__log_level) and whether lines are printed. */
+void aclsim__log_set(int level, bool print);
 
 /* ---- waiting: bounded spinning shared by the executor and waiters -------- */
 
@@ -168,6 +171,12 @@ static inline bool aclsim__initialized(void)
                                 "the runtime is not initialized (call aclInit first)"); \
     } while (0)
 
+/* config.c. Fills *c from the aclInit JSON file (path may be NULL or "")
+ * and the environment, and applies the log settings; 100000/100003/100006/
+ * 100008 with a message naming the setting and the bad value. */
+aclError aclsim__configure(const char *path, struct aclsim__config *c, bool *per_process);
+/* Unsigned decimal digits only (no sign, space, prefix), no overflow. */
+bool aclsim__parse_decimal(const char *text, uint64_t *out);
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
 bool aclsim__parse_size(const char *text, size_t *out);
 
