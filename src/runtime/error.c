@@ -96,3 +96,9 @@ const char *aclGetRecentErrMsg(void)
     tls_has_message = false;
     return tls_returned;
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__errors_forget_after_fork(void)
+{
+    pthread_mutex_init(&process_lock, NULL);
+}

@@ -15,9 +15,42 @@ struct aclsim__runtime aclsim__rt = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                      .config = &no_config};
 static struct config_node { struct config_node *next; struct aclsim__config config; } *configs;
 
+/* The message of every call refused for want of a session (ACLSIM_REQUIRE_INIT). */
+aclError aclsim__not_initialized(const char *api)
+{
+    if (atomic_load_explicit(&aclsim__rt.forked, memory_order_acquire))
+        return aclsim__fail(ACL_ERROR_UNINITIALIZE, api, ACLSIM_FORKED_MESSAGE);
+    return aclsim__fail(ACL_ERROR_UNINITIALIZE, api,
+                        "the runtime is not initialized (call aclInit first)");
+}
+
+/* Another thread's aclFinalize is tearing a session down: a call that would
+ * start or end one waits for it (bounded by the drain of running work). A
+ * host function or kernel cannot wait: the teardown may be waiting for it. */
+static aclError wait_for_finalize(const char *api)
+{
+    while (aclsim__rt.finalizing) {
+        if (aclsim__tls_worker)
+            return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                                "called from a host function or kernel while aclFinalize is in "
+                                "progress: it would wait for itself (do this from a host thread)");
+        pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
+    }
+    return ACL_SUCCESS;
+}
+
 aclError aclInit(const char *configPath)
 {
     pthread_mutex_lock(&aclsim__rt.lock);
+    aclError err = wait_for_finalize("aclInit");
+    if (err) {
+        pthread_mutex_unlock(&aclsim__rt.lock);
+        return err;
+    }
+    if (atomic_load(&aclsim__rt.forked)) {
+        pthread_mutex_unlock(&aclsim__rt.lock);
+        return aclsim__fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", ACLSIM_FORKED_MESSAGE);
+    }
     if (aclsim__initialized()) {
         pthread_mutex_unlock(&aclsim__rt.lock);
         return aclsim__fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit",
@@ -25,7 +58,7 @@ aclError aclInit(const char *configPath)
     }
     struct aclsim__config config;
     bool per_process = false;
-    aclError err = aclsim__configure(configPath, &config, &per_process);
+    err = aclsim__configure(configPath, &config, &per_process);
     if (err == ACL_SUCCESS) {
         /* Published as a new immutable object: threads that still read the
          * previous one (a call racing a re-init) keep a valid copy. Old ones
@@ -46,6 +79,7 @@ aclError aclInit(const char *configPath)
             if (aclsim__devices[i].physical_id != config.visible[i])
                 aclsim__devices[i].physical_id = config.visible[i];
         }
+        atomic_fetch_add(&aclsim__rt.session, 1);
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
                     config.visible_count, config.physical_devices, config.soc_name,
@@ -55,22 +89,60 @@ aclError aclInit(const char *configPath)
     return err;
 }
 
+static aclError already_finalized(void)
+{
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    return aclsim__fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize",
+                        "the runtime is not initialized (already finalized, by this or another "
+                        "thread, or aclInit was never called)");
+}
+
+/* aclFinalize in a fork() child: the parent's session is discarded without
+ * its threads (which do not exist here). Caller holds rt.lock. */
+static void finalize_forked(void)
+{
+    aclsim__streams_forget_after_fork();
+    aclsim__contexts_forget_after_fork();
+    aclsim__devices_forget_after_fork();
+    aclsim__events_forget_after_fork();
+    aclsim__binaries_forget_after_fork();
+    aclsim__memory_forget_after_fork();
+    aclsim__memory_finalize();
+    aclsim__handles_forget_after_fork(true);
+    atomic_store(&aclsim__rt.forked, false);
+    aclsim__log(ACLSIM_LOG_INFO, "aclFinalize: the session inherited over fork() is discarded");
+}
+
 aclError aclFinalize(void)
 {
+    /* The session this call is for: the one live when it was made. A later
+     * aclInit's session is never torn down by it. */
+    uint64_t session = atomic_load(&aclsim__rt.session);
     pthread_mutex_lock(&aclsim__rt.lock);
-    if (!aclsim__initialized()) {
+    if (atomic_load(&aclsim__rt.forked)) {
+        finalize_forked();
         pthread_mutex_unlock(&aclsim__rt.lock);
-        return aclsim__fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize",
-                            "the runtime is not initialized (already finalized, or aclInit "
-                            "was never called)");
+        aclsim__binaries_finalize();
+        return ACL_SUCCESS;
     }
+    if (!aclsim__initialized())
+        return already_finalized();
     if (aclsim__tls_worker) {
         pthread_mutex_unlock(&aclsim__rt.lock);
         return aclsim__refuse_self_wait("aclFinalize", "a device");
     }
+    /* Concurrent calls serialise: exactly one tears the session down, the
+     * others wait for it and get 100037. */
+    if (aclsim__rt.finalizing) {
+        wait_for_finalize("aclFinalize");
+        return already_finalized();
+    }
+    if (atomic_load(&aclsim__rt.session) != session)   /* re-initialized since the call */
+        return already_finalized();
     /* Live streams lose work not yet started; running tasks finish first.
      * Devices drain with rt.lock released: finalizing keeps any of them
-     * (one already passed, too) from being opened again meanwhile. */
+     * (one already passed, too) from being opened again meanwhile, and
+     * keeps aclInit and other aclFinalize calls waiting. */
     aclsim__rt.finalizing = true;
     for (uint32_t i = 0; i < aclsim__config()->visible_count; i++) {
         struct aclsim__device *dev = &aclsim__devices[i];
@@ -89,8 +161,53 @@ aclError aclFinalize(void)
     aclsim__memory_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     aclsim__rt.finalizing = false;
+    pthread_cond_broadcast(&aclsim__rt.changed);
     pthread_mutex_unlock(&aclsim__rt.lock);
     return ACL_SUCCESS;
+}
+
+/* ---- fork() ------------------------------------------------------------------ */
+
+/* The parent's locks that guard what a child keeps (the session state, the
+ * variable registry) are taken around fork(), so that the child finds them
+ * consistent; their holders never wait for anything unbounded meanwhile. */
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&aclsim__rt.lock);
+    pthread_mutex_lock(&aclsim__registry_lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&aclsim__registry_lock);
+    pthread_mutex_unlock(&aclsim__rt.lock);
+}
+
+/* The child has one thread, the one that called fork(): every lock is made
+ * new (whoever held one in the parent does not exist here), and a session
+ * the parent had (or was finalizing) becomes "forked": refused until the
+ * child calls aclFinalize (finalize_forked) and aclInit again. */
+static void atfork_child(void)
+{
+    pthread_mutex_init(&aclsim__rt.lock, NULL);
+    pthread_cond_init(&aclsim__rt.changed, NULL);
+    aclsim__symbols_forget_after_fork();
+    aclsim__kernels_forget_after_fork();
+    aclsim__handles_forget_after_fork(false);
+    aclsim__errors_forget_after_fork();
+    aclsim__tls_worker = false;   /* fork() from a host function or kernel */
+    aclsim__tls_device = NULL;
+    aclsim__tls_stream = NULL;
+    if (aclsim__initialized() || aclsim__rt.finalizing) {
+        atomic_store(&aclsim__rt.forked, true);
+        atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
+        aclsim__rt.finalizing = false;
+    }
+}
+
+__attribute__((constructor)) static void install_atfork(void)
+{
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 const char *aclrtGetSocName(void)
