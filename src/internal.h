@@ -48,6 +48,8 @@
 #define ACLSIM_HIDDEN __attribute__((visibility("hidden")))
 #define ACLSIM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ACLSIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ACLSIM_STR_(x) #x
+#define ACLSIM_STR(x) ACLSIM_STR_(x)   /* a macro's value as a string literal */
 
 /* ---- error.c ---------------------------------------------------------- */
 
@@ -59,7 +61,8 @@ enum aclsim__log_level { ACLSIM_LOG_DEBUG, ACLSIM_LOG_INFO, ACLSIM_LOG_WARNING,
 aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void aclsim__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void aclsim__log_configure(void); /* reads the ASCEND_* log variables */
+/* Sets the log level (enum aclsim__log_level) and whether lines are printed. */
+void aclsim__log_set(int level, bool print);
 
 /* ---- waiting: bounded spinning shared by the executor and waiters -------- */
 
@@ -141,9 +144,17 @@ struct aclsim__config {
 
 struct aclsim__runtime {
     pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
-    pthread_cond_t changed; /* broadcast when a device has finished closing */
+    pthread_cond_t changed; /* broadcast when a device has finished closing, or a finalize */
     atomic_bool initialized;
-    bool finalizing;        /* aclFinalize is closing devices: no device may open */
+    /* aclFinalize is closing devices: no device may open; aclInit and other
+     * aclFinalize calls wait (THE FINALIZE RULE below). */
+    bool finalizing;
+    /* Bumped by each successful aclInit (under lock): the session an
+     * aclFinalize call is for is the one live when it was made. */
+    atomic_uint_fast64_t session;
+    /* This process is a fork() child of one whose runtime was initialized
+     * (THE FORK RULE below); initialized is false meanwhile. */
+    atomic_bool forked;
     /* aclInit "err_msg_mode" "1": one recent error for the process. Apart
      * from the config because failing calls read it during aclInit. */
     atomic_bool err_msg_per_process;
@@ -156,18 +167,53 @@ static inline const struct aclsim__config *aclsim__config(void)
     return atomic_load_explicit(&aclsim__rt.config, memory_order_acquire);
 }
 
-/* Every API entry that needs the runtime: 100001 before aclInit/after aclFinalize. */
+/* THE FINALIZE RULE. aclFinalize is idempotent and exclusive: concurrent
+ * calls serialise on rt.lock and rt.finalizing; exactly one tears the
+ * session down, the others wait for it and get 100037. A call tears down
+ * only the session that was live when it was made (rt.session, read on
+ * entry): an aclInit that succeeds after it was called (between two
+ * finalizes) is never torn down by it. aclInit waits while a finalize runs
+ * (a host function or kernel, which the finalize may be waiting for, gets
+ * 507000 instead of waiting).
+ *
+ * THE FORK RULE. pthread_atfork handlers (runtime.c): prepare takes rt.lock
+ * and the registry lock, so a child finds the session and registry state
+ * consistent; the child re-creates every lock it may use before aclFinalize
+ * (rt, registry, handle table, error messages, kernel map) and, if the
+ * parent had a session, marks it forked: initialized reads false, so every
+ * call that needs the runtime (everything but aclInit, aclFinalize,
+ * aclGetRecentErrMsg, aclrtGetVersion; aclrtGetSocName returns NULL) gets
+ * 100001 with ACLSIM_FORKED_MESSAGE, and aclInit gets 100002. aclFinalize in
+ * the child discards the inherited session without joining or signalling
+ * the parent's threads: each module's *_forget_after_fork function (at the
+ * end of its file) re-creates the locks of its inherited objects, drops
+ * their tasks and pools them, frees their handles (107017 from then on) and
+ * unmaps the memory; then aclInit works as in a fresh process. The parent is
+ * unaffected. */
+#define ACLSIM_FORKED_MESSAGE                                                            \
+    "this process is a fork() child of a process that had initialized the runtime, and " \
+    "inherits none of its threads: call aclFinalize and then aclInit in the child before " \
+    "using the runtime"
+
+/* Every API entry that needs the runtime: 100001 before aclInit/after
+ * aclFinalize, and in a fork() child until it calls aclFinalize + aclInit. */
 static inline bool aclsim__initialized(void)
 {
     return atomic_load_explicit(&aclsim__rt.initialized, memory_order_acquire);
 }
+aclError aclsim__not_initialized(const char *api);   /* the 100001 and its message */
 #define ACLSIM_REQUIRE_INIT(api)                                                 \
     do {                                                                         \
         if (ACLSIM_UNLIKELY(!aclsim__initialized()))                             \
-            return aclsim__fail(ACL_ERROR_UNINITIALIZE, api,                     \
-                                "the runtime is not initialized (call aclInit first)"); \
+            return aclsim__not_initialized(api);                                 \
     } while (0)
 
+/* config.c. Fills *c from the aclInit JSON file (path may be NULL or "")
+ * and the environment, and applies the log settings; 100000/100003/100006/
+ * 100008 with a message naming the setting and the bad value. */
+aclError aclsim__configure(const char *path, struct aclsim__config *c, bool *per_process);
+/* Unsigned decimal digits only (no sign, space, prefix), no overflow. */
+bool aclsim__parse_decimal(const char *text, uint64_t *out);
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
 bool aclsim__parse_size(const char *text, size_t *out);
 
@@ -609,5 +655,20 @@ void aclsim__devctl_finalize(void);
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
+
+/* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
+void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */
+void aclsim__errors_forget_after_fork(void);
+void aclsim__kernels_forget_after_fork(void);
+void aclsim__symbols_forget_after_fork(void);
+void aclsim__devices_forget_after_fork(void);            /* contexts, streams, heaps, workers */
+void aclsim__context_forget_after_fork(struct aclsim__context *ctx);
+void aclsim__contexts_forget_after_fork(void);           /* the context pool */
+void aclsim__stream_forget_after_fork(struct aclsim__stream *s);
+void aclsim__streams_forget_after_fork(void);            /* the stream pool */
+void aclsim__events_forget_after_fork(void);
+void aclsim__binaries_forget_after_fork(void);
+void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
+void aclsim__memory_forget_after_fork(void);
 
 #endif /* ACLSIM_INTERNAL_H */

@@ -229,3 +229,29 @@ aclError aclrtGetCurrentContext(aclrtContext *context)
         *context = ctx->handle;
     return err;
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE). A context of the
+ * inherited session: new synchronisation, its streams forgotten, pooled. */
+void aclsim__context_forget_after_fork(struct aclsim__context *ctx)
+{
+    pthread_mutex_init(&ctx->lock, NULL);
+    pthread_cond_init(&ctx->unlinked, NULL);
+    while (ctx->streams) {
+        struct aclsim__stream *s = ctx->streams;
+        ctx->streams = s->next_in_context;
+        aclsim__stream_forget_after_fork(s);
+    }
+    if (ctx->default_stream)
+        aclsim__stream_forget_after_fork(ctx->default_stream);
+    context_recycle(ctx);
+}
+
+/* The pool: a new lock, and new synchronisation for every pooled context. */
+void aclsim__contexts_forget_after_fork(void)
+{
+    pthread_mutex_init(&pool_lock, NULL);
+    for (struct aclsim__context *c = context_pool; c; c = c->next_in_device) {
+        pthread_mutex_init(&c->lock, NULL);
+        pthread_cond_init(&c->unlinked, NULL);
+    }
+}

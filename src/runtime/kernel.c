@@ -213,3 +213,9 @@ aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStr
                             "cfg->attrs is NULL but cfg->numAttrs is %zu", cfg->numAttrs);
     return launch(func, numBlocks, stream, api, NULL, 0, args);
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__kernels_forget_after_fork(void)
+{
+    pthread_mutex_init(&kernels.lock, NULL);
+}
