@@ -317,7 +317,7 @@ static aclError process(int32_t timeout, int kind, const char *api)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "timeout %d is invalid: -1 (wait forever) or a positive number of "
                             "milliseconds", timeout);
-    aclError err = kind == KIND_HOST_FUNC ? aclsim__require_soc(ACLSIM_SOC_IPV350, api) : 0;
+    aclError err = kind == KIND_HOST_FUNC ? aclsim__soc_check(api, ACLSIM_FAMILIES(IPV)) : 0;
     if (err)
         return err;
     pthread_mutex_lock(&cb_lock);
@@ -457,7 +457,7 @@ static aclError host_func_checks(aclrtStream exeStream, const char *api)
     if (!exeStream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "exeStream is NULL (the default stream cannot be subscribed)");
-    return aclsim__require_soc(ACLSIM_SOC_IPV350, api);
+    return aclsim__soc_check(api, ACLSIM_FAMILIES(IPV));
 }
 
 aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream)
@@ -477,4 +477,29 @@ aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStre
 aclError aclrtProcessHostFunc(int32_t timeout)
 {
     return process(timeout, KIND_HOST_FUNC, "aclrtProcessHostFunc");
+}
+
+/* fork() child: new locks; the subscriptions of the parent's session go
+ * (their threads do not exist here; nobody waits on a mailbox). */
+void aclsim__callbacks_forget_after_fork(void)
+{
+    pthread_mutex_init(&cb_lock, NULL);
+    pthread_cond_init(&cb_done, NULL);
+    while (subs) {
+        struct sub *x = subs;
+        subs = x->next;
+        free(x);
+    }
+    while (mailboxes) {
+        struct mailbox *m = mailboxes;
+        mailboxes = m->next;
+        for (struct report *r = m->head, *next; r; r = next) {
+            next = r->next;
+            free(r);
+        }
+        free(m);   /* its condition variable is the parent's: not destroyed */
+    }
+    nmailboxes = 0;
+    atomic_store(&host_func_subs, 0);
+    aclsim__stream_state_forget_after_fork();
 }

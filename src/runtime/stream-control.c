@@ -19,16 +19,19 @@
  * device-side launches (ACL_STREAM_DEVICE_USE_ONLY), none of which exists. */
 #define FLAGS_KNOWN (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT | \
                      ACL_STREAM_HUGE | ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY)
+/* Ascend 950, Atlas A3 and A2: the products some stream functions need. */
+#define NEWEST (ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2))
+
 #define FLAGS_UNSIMULATED (ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE | \
                            ACL_STREAM_DEVICE_USE_ONLY)
 
 uint32_t aclsim__streams_max(void)
 {
     /* CANN's aclrtCreateStream constraints: streams per device, by product. */
-    switch (aclsim__config()->soc_family) {
-    case ACLSIM_SOC_310B: return 512;
-    case ACLSIM_SOC_310P: return 1024;
-    case ACLSIM_SOC_910: return 2048;
+    switch (aclsim__soc_current()->family) {
+    case ACLSIM_FAMILY_EDGE: return 512;
+    case ACLSIM_FAMILY_INFERENCE: return 1024;
+    case ACLSIM_FAMILY_TRAINING: return 2048;
     default: return 1984;   /* 950, A3, A2 (IPV350: not documented; ours) */
     }
 }
@@ -74,6 +77,12 @@ void aclsim__stream_state_notify(void *handle, bool create)
     free(copy);
 }
 
+/* fork() child: the registrations stay (they belong to the process). */
+void aclsim__stream_state_forget_after_fork(void)
+{
+    pthread_mutex_init(&state_lock, NULL);
+}
+
 void *aclsim__stream_announce(struct aclsim__stream *s)
 {
     __atomic_store_n(&s->announced, true, __ATOMIC_RELEASE);
@@ -87,7 +96,7 @@ aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallba
     ACLSIM_REQUIRE_INIT(api);
     if (!regName)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "regName is NULL");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     pthread_mutex_lock(&state_lock);
@@ -164,7 +173,7 @@ aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)
                      "the runtime is not initialized (call aclInit first); returning NULL");
         return NULL;
     }
-    if (aclsim__require_soc(ACLSIM_SOC_IPV350, api))
+    if (aclsim__soc_check(api, ACLSIM_FAMILIES(IPV)))
         return NULL;
     aclrtStreamConfigHandle *h = aclsim__calloc(1, sizeof *h);
     if (!h)
@@ -178,7 +187,7 @@ aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)
     ACLSIM_REQUIRE_INIT(api);
     if (!handle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "handle is NULL");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_FAMILIES(IPV));
     if (!err)
         free(handle);
     return err;
@@ -206,7 +215,7 @@ aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamCon
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "valueSize %zu is invalid for %s: it must be %zu", valueSize,
                             attrs[attr].name, attrs[attr].size);
-    aclError err = aclsim__require_soc(ACLSIM_SOC_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_FAMILIES(IPV));
     if (err)
         return err;
     switch (attr) {
@@ -239,7 +248,7 @@ aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle 
     ACLSIM_REQUIRE_INIT(api);
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_FAMILIES(IPV));
     if (err)
         return err;
     /* NULL handle: the defaults. The model work memory (workptr, workSize)
@@ -279,7 +288,7 @@ static aclError get_field(aclrtStream stream, void *out, enum field f, const cha
     ACLSIM_REQUIRE_INIT(api);
     if (!out)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", what);
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__sref ref;
     if (err || (err = lock_stream(stream, api, &ref)))
         return err;
@@ -313,7 +322,7 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
     ACLSIM_REQUIRE_INIT(api);
     if (!status)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "status is NULL");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__sref ref;
     if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)))
         return err;
@@ -330,7 +339,7 @@ aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
     ACLSIM_REQUIRE_INIT(api);
     if (!streamCount)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "streamCount is NULL");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
@@ -343,7 +352,7 @@ aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *grea
 {
     static const char api[] = "aclrtDeviceGetStreamPriorityRange";
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     /* Either may be NULL (CANN fills in the ones given). */
@@ -360,7 +369,7 @@ aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)
     ACLSIM_REQUIRE_INIT(api);
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__sref ref;
     if (err || (err = aclsim__stream_resolve(NULL, api, NULL, &ref)))
         return err;
@@ -376,7 +385,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "timeout %d is invalid: -1 (wait forever) or a positive number of "
                             "milliseconds", timeout);
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
@@ -392,7 +401,7 @@ static aclError attr_checks(aclrtStream stream, aclrtStreamAttr attr, aclrtStrea
     ACLSIM_REQUIRE_INIT(api);
     if (!value)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "value is NULL");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_ALL_BUT_IPV350, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     if (attr < ACL_STREAM_ATTR_FAILURE_MODE || attr > ACL_STREAM_ATTR_PRIORITY)
@@ -404,8 +413,8 @@ static aclError attr_checks(aclrtStream stream, aclrtStreamAttr attr, aclrtStrea
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "ACL_STREAM_ATTR_FAILURE_MODE is not available through stream "
                             "attributes in this build: use aclrtSetStreamFailureMode");
-    if (!stream && !(aclsim__config()->soc_family &
-                     (ACLSIM_SOC_950 | ACLSIM_SOC_A3 | ACLSIM_SOC_910B)))
+    if (!stream && !((1u << aclsim__soc_current()->family) &
+                     (NEWEST)))
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "the default stream (NULL) is not supported on the configured SoC "
                             "%s: pass a stream", aclsim__config()->soc_name);
@@ -473,7 +482,7 @@ aclError aclrtStreamAbort(aclrtStream stream)
 {
     static const char api[] = "aclrtStreamAbort";
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__require_soc(ACLSIM_SOC_950 | ACLSIM_SOC_A3 | ACLSIM_SOC_910B, api);
+    aclError err = aclsim__soc_check(api, NEWEST);
     struct aclsim__sref ref;
     if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)))
         return err;
@@ -492,7 +501,7 @@ aclError aclrtStreamStop(aclrtStream stream)
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream is NULL (the default stream cannot be stopped)");
-    aclError err = aclsim__require_soc(ACLSIM_SOC_950 | ACLSIM_SOC_A3 | ACLSIM_SOC_910B, api);
+    aclError err = aclsim__soc_check(api, NEWEST);
     struct aclsim__sref ref;
     if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)))
         return err;
@@ -518,8 +527,8 @@ static aclError model_stream(aclrtStream stream, const char *name, const char *a
                         "simulate model run instances", name, stream);
 }
 
-static const uint32_t model_socs = ACLSIM_SOC_950 | ACLSIM_SOC_910B | ACLSIM_SOC_310B |
-                                   ACLSIM_SOC_310P | ACLSIM_SOC_910;
+static const uint32_t model_socs = ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(EDGE) |
+                                   ACLSIM_FAMILIES(INFERENCE) | ACLSIM_FAMILIES(TRAINING);
 
 aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
 {
@@ -528,7 +537,7 @@ aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
     if (!activeStream || !stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             activeStream ? "stream" : "activeStream");
-    aclError err = aclsim__require_soc(model_socs, api);
+    aclError err = aclsim__soc_check(api, model_socs);
     if (!err)
         err = model_stream(activeStream, "activeStream", api);
     return err;
@@ -551,7 +560,7 @@ aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValu
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s %d is invalid",
                             (unsigned)cond > ACL_RT_LESS_OR_EQUAL ? "cond" : "dataType",
                             (unsigned)cond > ACL_RT_LESS_OR_EQUAL ? (int)cond : (int)dataType);
-    aclError err = aclsim__require_soc(model_socs, api);
+    aclError err = aclsim__soc_check(api, model_socs);
     if (!err)
         err = model_stream(stream, "stream", api);
     return err;
