@@ -219,6 +219,7 @@ void aclsim__devices_forget_after_fork(void)
         dev->contexts = dev->default_ctx = NULL;
         dev->ready_head = dev->ready_tail = NULL;
         atomic_store(&dev->nready, 0);
+        atomic_store(&dev->nstreams, 0);   /* streams held by the parent's threads never return */
         dev->jobs = NULL;
         dev->refcount = dev->detached = dev->sleepers = 0;
         dev->closing = dev->spinner = dev->stop = false;
