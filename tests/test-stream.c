@@ -973,6 +973,60 @@ static void test_host_function_cannot_wait_for_itself(void **state)
     ASSERT_OK(aclrtDestroyStream(r.stream));   /* still alive and usable from the host */
 }
 
+/* Threads create streams, queue work and force-destroy them while another
+ * synchronizes the device: every task queued still runs, nothing leaks
+ * (the streams come back: the available count returns to where it was). */
+struct force_racer { aclrtContext ctx; atomic_int *ran; atomic_int bad; };
+
+static void *force_race(void *arg)
+{
+    struct force_racer *r = arg;
+    aclrtSetCurrentContext(r->ctx);
+    for (int i = 0; i < 100; i++) {
+        aclrtStream s;
+        if (aclrtCreateStream(&s) != ACL_SUCCESS) {
+            atomic_fetch_add(&r->bad, 1);
+            continue;
+        }
+        for (int k = 0; k < 5; k++)
+            if (aclrtLaunchHostFunc(s, count_fn, r->ran) != ACL_SUCCESS)
+                atomic_fetch_add(&r->bad, 1);
+        if (aclrtDestroyStreamForce(s) != ACL_SUCCESS)
+            atomic_fetch_add(&r->bad, 1);
+        if (i % 10 == 0 && aclrtSynchronizeDevice() != ACL_SUCCESS)
+            atomic_fetch_add(&r->bad, 1);
+    }
+    return NULL;
+}
+
+static void test_force_destroy_races(void **state)
+{
+    (void)state;
+    enum { T = 4 };
+    static atomic_int ran = 0;
+    static struct force_racer r[T];
+    uint32_t before, after;
+    assert_int_equal(aclrtGetStreamAvailableNum(&before), ACL_SUCCESS);
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        r[i] = (struct force_racer){.ctx = current_context(), .ran = &ran};
+        assert_int_equal(pthread_create(&th[i], NULL, force_race, &r[i]), 0);
+    }
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(atomic_load(&r[i].bad), 0);
+    }
+    assert_int_equal(aclrtSynchronizeDeviceWithTimeout(WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&ran), T * 100 * 5);
+    for (int k = 0; k < WAIT_MS; k++) {   /* the last drained streams are being recycled */
+        assert_int_equal(aclrtGetStreamAvailableNum(&after), ACL_SUCCESS);
+        if (after == before)
+            break;
+        sleep_ms(1);
+    }
+    assert_int_equal(after, before);
+}
+
 /* ---- the stream API of issue 8 -------------------------------------------------- */
 
 static void reinit_soc(const char *soc)
@@ -1571,6 +1625,7 @@ int main(void)
         T(test_destroy_force_runs_queued_work),
         T(test_destroy_force_parked_stream),
         T(test_destroy_force_then_reset),
+        T(test_force_destroy_races),
         T(test_stream_properties),
         T(test_stream_query),
         T(test_current_default_stream),
