@@ -146,18 +146,6 @@ static void expect_all_on(struct processor *p, int n)
     }
 }
 
-static void reinit_soc(const char *soc)
-{
-    assert_int_equal(aclFinalize(), ACL_SUCCESS);
-    setenv("ACLSIM_SOC_VERSION", soc, 1);
-    setenv("ACLSIM_WORKERS", "2", 1);
-    EXPECT_OK(init_devices("2", "64M"));
-    unsetenv("ACLSIM_SOC_VERSION");
-    unsetenv("ACLSIM_WORKERS");
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    EXPECT_OK(aclrtSetDevice(0));
-}
 
 /* ---- tests --------------------------------------------------------------------- */
 
@@ -488,7 +476,7 @@ static void test_host_func_subscription(void **state)
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend910B1", aclrtProcessHostFunc(10));
     OK(aclrtDestroyStream(s));
 
-    reinit_soc("IPV350");
+    reinit_with_soc("IPV350");
     enum { N = 50 };
     static struct processor p;
     processor_start(&p, true);

@@ -385,6 +385,19 @@ static void test_destroy_waits_for_queued_work(void **state)
     expect_msg("aclrtSynchronizeStream", "stream");
 }
 
+/* A new stream running a blocker (started) with n count_fn tasks behind it. */
+static aclrtStream blocked_stream(struct blocker *b, atomic_int *ran, int n)
+{
+    blocker_init(b);
+    aclrtStream s;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, b), ACL_SUCCESS);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(aclrtLaunchHostFunc(s, count_fn, ran), ACL_SUCCESS);
+    assert_true(gate_wait(&b->started, WAIT_MS));
+    return s;
+}
+
 /* aclrtDestroyStreamForce returns at once, even with a task running and more
  * queued, and the handle is dead at once; the work already submitted still
  * runs to completion (as on hardware, where it is on the device already), and
@@ -395,14 +408,7 @@ static void test_destroy_force_runs_queued_work(void **state)
     enum { N = 20 };
     static atomic_int ran = 0;
     static struct blocker b;
-    blocker_init(&b);
-    aclrtStream s;
-    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
-    assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &b), ACL_SUCCESS);
-    for (int i = 0; i < N; i++)
-        assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_SUCCESS);
-    assert_true(gate_wait(&b.started, WAIT_MS));
-
+    aclrtStream s = blocked_stream(&b, &ran, N);
     assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);   /* blocker still running */
     assert_false(gate_is_open(&b.finished));
     assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_ERROR_RT_INVALID_HANDLE);
@@ -491,13 +497,7 @@ static void test_destroy_force_then_reset(void **state)
         static atomic_int ran;
         atomic_store(&ran, 0);
         static struct blocker b;
-        blocker_init(&b);
-        aclrtStream s;
-        assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
-        assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &b), ACL_SUCCESS);
-        for (int i = 0; i < N; i++)
-            assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_SUCCESS);
-        assert_true(gate_wait(&b.started, WAIT_MS));
+        aclrtStream s = blocked_stream(&b, &ran, N);
         assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);
         static struct call c;
         int32_t dev = reset_dev = current_device();
@@ -1029,18 +1029,6 @@ static void test_force_destroy_races(void **state)
 
 /* ---- the stream API of issue 8 -------------------------------------------------- */
 
-static void reinit_soc(const char *soc)
-{
-    assert_int_equal(aclFinalize(), ACL_SUCCESS);
-    setenv("ACLSIM_SOC_VERSION", soc, 1);
-    setenv("ACLSIM_WORKERS", "2", 1);
-    EXPECT_OK(init_devices("2", "64M"));
-    unsetenv("ACLSIM_SOC_VERSION");
-    unsetenv("ACLSIM_WORKERS");
-    unsetenv("ACLSIM_DEVICE_COUNT");
-    unsetenv("ACLSIM_DEVICE_MEMORY");
-    EXPECT_OK(aclrtSetDevice(0));
-}
 
 /* Id, flags and priority as created; the priority range. */
 static void test_stream_properties(void **state)
@@ -1193,7 +1181,7 @@ static void test_stream_limit(void **state)
     assert_int_equal(n1, n0);
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "streamCount", aclrtGetStreamAvailableNum(NULL));
 
-    reinit_soc("Ascend310B1");   /* 512 streams per device */
+    reinit_with_soc("Ascend310B1");   /* 512 streams per device */
     static aclrtStream many[512];
     OK(aclrtGetStreamAvailableNum(&n0));
     assert_int_equal(n0, 511);
@@ -1210,7 +1198,7 @@ static void test_stream_limit(void **state)
         OK(aclrtDestroyStream(many[i]));
     OK(aclrtDestroyStream(extra));
 
-    reinit_soc("IPV350");
+    reinit_with_soc("IPV350");
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "streamCount", aclrtGetStreamAvailableNum(NULL));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtGetStreamAvailableNum(&n1));
 }
@@ -1274,7 +1262,7 @@ static void test_stream_attributes(void **state)
     EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream",
                aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
 
-    reinit_soc("Ascend310P1");   /* no default stream here */
+    reinit_with_soc("Ascend310P1");   /* no default stream here */
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "default stream",
                aclrtSetStreamAttribute(NULL, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
     OK(aclrtCreateStream(&s));
@@ -1300,7 +1288,7 @@ static void test_synchronize_device_with_timeout(void **state)
     gate_open(&b.release);
     OK(aclrtSynchronizeDeviceWithTimeout(WAIT_MS));
     OK(aclrtDestroyStream(s));
-    reinit_soc("IPV350");
+    reinit_with_soc("IPV350");
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "timeout", aclrtSynchronizeDeviceWithTimeout(0));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtSynchronizeDeviceWithTimeout(10));
 }
@@ -1338,15 +1326,9 @@ static void test_stream_abort(void **state)
     enum { N = 20 };
     static atomic_int ran = 0;
     static struct blocker b;
-    blocker_init(&b);
-    aclrtStream s;
-    OK(aclrtCreateStream(&s));
     void *dev;
     OK(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
-    OK(aclrtLaunchHostFunc(s, blocker_fn, &b));
-    for (int i = 0; i < N; i++)
-        OK(aclrtLaunchHostFunc(s, count_fn, &ran));
-    assert_true(gate_wait(&b.started, WAIT_MS));
+    aclrtStream s = blocked_stream(&b, &ran, N);
     static struct sync_result sr;
     sr = (struct sync_result){current_context(), s, ACL_SUCCESS};
     static struct call sc, cc, rc;
@@ -1380,7 +1362,7 @@ static void test_stream_abort(void **state)
     EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtStreamAbort(s));
     OK(aclrtFree(dev));
 
-    reinit_soc("Ascend310P1");
+    reinit_with_soc("Ascend310P1");
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P1", aclrtStreamAbort(NULL));
 }
 
@@ -1482,13 +1464,13 @@ static void test_stream_stop_and_model_streams(void **state)
     OK(aclrtDestroyStream(s));
     OK(aclrtDestroyStream(t));
 
-    reinit_soc("Ascend910_9391");   /* A3: no model-stream switching, but stop exists */
+    reinit_with_soc("Ascend910_9391");   /* A3: no model-stream switching, but stop exists */
     OK(aclrtCreateStream(&s));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtActiveStream(s, NULL));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend910_9391", aclrtActiveStream(s, s));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "running task", aclrtStreamStop(s));
     OK(aclrtDestroyStream(s));
-    reinit_soc("Ascend310P3");
+    reinit_with_soc("Ascend310P3");
     OK(aclrtCreateStream(&s));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "default stream", aclrtStreamStop(NULL));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtStreamStop(s));
@@ -1506,7 +1488,7 @@ static void test_create_stream_v2(void **state)
     expect_msg("aclrtCreateStreamConfigHandle", "Ascend910B1");
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "handle", aclrtDestroyStreamConfigHandle(NULL));
 
-    reinit_soc("IPV350");
+    reinit_with_soc("IPV350");
     aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
     assert_non_null(h);
     uint32_t prio = 6;
@@ -1603,7 +1585,7 @@ static void test_stream_state_callbacks(void **state)
     OK(aclrtSetDevice(1));
     OK(aclrtResetDevice(1));
     assert_int_equal(evs.n, 8);
-    reinit_soc("IPV350");
+    reinit_with_soc("IPV350");
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "regName", aclrtRegStreamStateCallback(NULL, state_cb, NULL));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtRegStreamStateCallback("a", state_cb, NULL));
 }

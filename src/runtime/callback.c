@@ -386,14 +386,21 @@ void aclsim__callbacks_finalize(void)
 
 /* ---- API ------------------------------------------------------------------- */
 
+/* The shared checks of the launch functions: fn, then the stream. */
+static aclError launch_checks(void (*fn)(void *), aclrtStream stream, const char *api,
+                              struct aclsim__sref *s)
+{
+    if (!fn)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "fn is NULL");
+    return aclsim__stream_resolve(stream, api, NULL, s);
+}
+
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 {
     static const char api[] = "aclrtLaunchHostFunc";
     ACLSIM_REQUIRE_INIT(api);
-    if (!fn)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "fn is NULL");
     struct aclsim__sref s;
-    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    aclError err = launch_checks(fn, stream, api, &s);
     if (err)
         return err;
     if (ACLSIM_UNLIKELY(atomic_load_explicit(&host_func_subs, memory_order_relaxed))) {
@@ -429,10 +436,8 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "blockType %d is invalid: ACL_CALLBACK_NO_BLOCK (0) or "
                             "ACL_CALLBACK_BLOCK (1)", (int)blockType);
-    if (!fn)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "fn is NULL");
     struct aclsim__sref s;
-    aclError err = aclsim__stream_resolve(stream, api, NULL, &s);
+    aclError err = launch_checks(fn, stream, api, &s);
     if (err)
         return err;
     pthread_mutex_lock(&cb_lock);
