@@ -293,7 +293,12 @@ struct aclsim__heap {
     struct aclsim__extent { uintptr_t addr; size_t size; } *free;
     size_t nfree, cap_free;
     atomic_uint_fast64_t frees;    /* frees, resets and destroys so far: never goes back */
+    /* Bytes in use and their peak, per allocation kind (under lock; the
+     * peaks restart when the heap is reset). */
+    size_t used_by_kind[3], peak_by_kind[3];
 };
+/* Usage of kind in h: current and peak bytes. */
+void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak);
 
 /* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
