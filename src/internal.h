@@ -159,6 +159,9 @@ struct aclsim__runtime {
      * from the config because failing calls read it during aclInit. */
     atomic_bool err_msg_per_process;
     const struct aclsim__config *_Atomic config;   /* immutable once published */
+    /* aclInit calls of the live session (repeats count too, as in CANN);
+     * aclFinalizeReference tears down when it drops to 0. Under lock. */
+    uint64_t init_refs;
 };
 extern struct aclsim__runtime aclsim__rt;
 
@@ -212,6 +215,11 @@ aclError aclsim__not_initialized(const char *api);   /* the 100001 and its messa
  * and the environment, and applies the log settings; 100000/100003/100006/
  * 100008 with a message naming the setting and the bad value. */
 aclError aclsim__configure(const char *path, struct aclsim__config *c, bool *per_process);
+/* initcb.c: the registered init/finalize callbacks, in CANN's order. Called
+ * without rt.lock; a callback's failure code is returned (the finalize one
+ * with a message; the init one with its type in *failed_type). */
+aclError aclsim__init_callbacks_run(const char *config_path, int *failed_type);
+aclError aclsim__finalize_callbacks_run(void);
 /* Unsigned decimal digits only (no sign, space, prefix), no overflow. */
 bool aclsim__parse_decimal(const char *text, uint64_t *out);
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
@@ -285,7 +293,12 @@ struct aclsim__heap {
     struct aclsim__extent { uintptr_t addr; size_t size; } *free;
     size_t nfree, cap_free;
     atomic_uint_fast64_t frees;    /* frees, resets and destroys so far: never goes back */
+    /* Bytes in use and their peak, per allocation kind (under lock; the
+     * peaks restart when the heap is reset). */
+    size_t used_by_kind[3], peak_by_kind[3];
 };
+/* Usage of kind in h: current and peak bytes. */
+void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak);
 
 /* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
