@@ -1520,7 +1520,17 @@ static void test_create_stream_v2(void **state)
     OK(aclrtDestroyStreamConfigHandle(h));
     OK(aclrtDestroyStream(s));
     OK(aclrtDestroyStream(d));
-    /* the query functions are not on IPV350 */
+    /* the other creation functions, force destroy, the timed synchronize and
+     * the query functions are not on IPV350 */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtCreateStream(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtCreateStream(&s));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtCreateStreamWithConfig(&s, 0, 0));
+    OK(aclrtCreateStreamV2(&s, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "timeout", aclrtSynchronizeStreamWithTimeout(s, 0));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtSynchronizeStreamWithTimeout(s, 10));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtDestroyStreamForce(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtDestroyStreamForce(s));
+    OK(aclrtDestroyStream(s));
     uint32_t v;
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flags", aclrtStreamGetFlags(NULL, NULL));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtStreamGetFlags(NULL, &v));

@@ -161,7 +161,8 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
     ACLSIM_REQUIRE_INIT(api);
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
-    return configured_create(stream, flag, priority, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    return err ? err : configured_create(stream, flag, priority, api);
 }
 
 /* Stream config handles and aclrtCreateStreamV2: IPV350 only (CANN's table). */

@@ -562,7 +562,9 @@ aclError aclrtCreateStream(aclrtStream *stream)
     ACLSIM_REQUIRE_INIT(api);
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
-    return aclsim__create_stream_api(stream, 0, 0, api);
+    /* IPV350 creates streams with aclrtCreateStreamV2 (CANN's table). */
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    return err ? err : aclsim__create_stream_api(stream, 0, 0, api);
 }
 
 static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
@@ -597,7 +599,12 @@ aclError aclrtDestroyStream(aclrtStream stream)
 
 aclError aclrtDestroyStreamForce(aclrtStream stream)
 {
-    return destroy_stream(stream, true, "aclrtDestroyStreamForce");
+    static const char api[] = "aclrtDestroyStreamForce";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)   /* the argument check first, then CANN's table (not on IPV350) */
+        return destroy_stream(stream, true, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    return err ? err : destroy_stream(stream, true, api);
 }
 
 static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api)
@@ -634,7 +641,8 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout",
                             "timeout %d is invalid: -1 (wait forever) or a positive number of "
                             "milliseconds", timeout);
-    return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
+    aclError err = aclsim__soc_check("aclrtSynchronizeStreamWithTimeout", ACLSIM_ALL_BUT_IPV);
+    return err ? err : sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
 }
 
 
