@@ -430,7 +430,7 @@ struct aclsim__task {
     const char *label;              /* variable or kernel name, or NULL */
     union {
         /* ran: set once the copy was done (a waiting caller tells a copy
-         * that ran from one discarded by a force destroy/reset/finalize). */
+         * that ran from one discarded by an abort, a force reset or finalize). */
         struct { void *dst; const void *src; atomic_bool *ran; } copy;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
@@ -513,7 +513,7 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
 /* THE LIFETIME RULE. A call that races the destruction of the stream,
  * context, device session or runtime it uses either fails cleanly (107017,
  * 107002, 100001) or completes with its task run -- or, where CANN discards
- * work (force destroy, force reset, aclFinalize), discarded and reported as
+ * work (aclrtStreamAbort, force reset, aclFinalize), discarded and reported as
  * such (107023) to a caller waiting for it. It never hangs, never touches
  * another session, never touches freed or unmapped memory. Enforced in two
  * places only: aclsim__stream_resolve records the stream's epoch, and

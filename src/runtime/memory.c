@@ -318,7 +318,7 @@ aclError aclsim__copy_async(struct aclsim__sref s, void *dst, const void *src, s
         return aclsim__refuse_self_wait(api, "this stream (a copy with ordinary host memory "
                                              "waits for the stream)");
     /* A pageable copy waits for its task; ran tells whether it was done or
-     * discarded (force destroy, force reset, aclFinalize). */
+     * discarded (aclrtStreamAbort, force reset, aclFinalize). */
     atomic_bool ran = false;
     struct aclsim__task t = {.kind = ACLSIM_TASK_COPY, .bytes = count, .label = label,
                              .u.copy = {dst, src, pageable ? &ran : NULL}};
@@ -330,7 +330,7 @@ aclError aclsim__copy_async(struct aclsim__sref s, void *dst, const void *src, s
     if (!atomic_load_explicit(&ran, memory_order_acquire))
         return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
                             "the copy of %zu bytes was discarded before it ran: its stream was "
-                            "destroyed with aclrtDestroyStreamForce, or its device reset or "
+                            "aborted (aclrtStreamAbort), or its device force-reset or "
                             "aclFinalize called, while this call waited", count);
     return ACL_SUCCESS;
 }
