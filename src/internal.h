@@ -461,6 +461,7 @@ struct aclsim__stream {
     atomic_uint refs;               /* 1 while alive + temporary holders */
     uint64_t wait_seq;              /* PARKED: the event record it waits for */
     struct aclsim__stream *next_ready;    /* device ready list, under exec_lock */
+    uint32_t ready_priority;              /* its priority when scheduled, under exec_lock */
     struct aclsim__stream *next_waiting;  /* event waiter list, under event lock */
     struct aclsim__stream *next_in_context, *prev_in_context;   /* under context lock */
     pthread_cond_t progress;        /* broadcast when completed grows or state idles */
@@ -485,7 +486,7 @@ struct aclsim__stream {
     /* Stream API (stream-control.c). Set at creation, then under lock. */
     int32_t id;                     /* aclrtStreamGetId: unique per process */
     uint32_t flags;                 /* ACL_STREAM_* it was created with */
-    uint32_t priority;              /* 0 (greatest) .. 7 (least) */
+    uint32_t priority;              /* 0 (greatest) .. 7 (least); __atomic, read by the executor */
     uint32_t overflow_switch, user_tag, cache_op_info;   /* stream attributes */
     bool linked;                    /* on its context's list (user streams) */
     bool is_default;                /* its context's default stream */

@@ -1102,6 +1102,41 @@ static void test_stream_properties(void **state)
     OK(aclrtDestroyStream(b));
 }
 
+/* A free worker takes the waiting stream of greatest priority (0) first. */
+static void test_priority_order(void **state)
+{
+    (void)state;
+    static struct blocker b1, b2;
+    static struct log log;
+    static struct entry low = {&log, 7}, high = {&log, 0}, mid = {&log, 3};
+    log_init(&log);
+    static atomic_int unused = 0;
+    aclrtStream x1 = blocked_stream(&b1, &unused, 0);   /* both workers busy */
+    aclrtStream x2 = blocked_stream(&b2, &unused, 0);
+    aclrtStream l, h, m;
+    OK(aclrtCreateStreamWithConfig(&l, 7, 0));
+    OK(aclrtCreateStreamWithConfig(&m, 0, 0));
+    OK(aclrtCreateStreamWithConfig(&h, 0, 0));
+    aclrtStreamAttrValue v = {.streamPriority = 3};
+    OK(aclrtSetStreamAttribute(m, ACL_STREAM_ATTR_PRIORITY, &v));
+    OK(aclrtLaunchHostFunc(l, append_fn, &low));    /* queued first, least priority */
+    OK(aclrtLaunchHostFunc(m, append_fn, &mid));
+    OK(aclrtLaunchHostFunc(h, append_fn, &high));   /* queued last, greatest priority */
+    sleep_ms(10);
+    assert_int_equal(log_count(&log), 0);
+    gate_open(&b1.release);   /* one worker frees up: it runs them in priority order */
+    OK(aclrtSynchronizeStreamWithTimeout(l, WAIT_MS));
+    assert_int_equal(log_count(&log), 3);
+    assert_int_equal(log.v[0], 0);
+    assert_int_equal(log.v[1], 3);
+    assert_int_equal(log.v[2], 7);
+    gate_open(&b2.release);
+    OK(aclrtSynchronizeDevice());
+    aclrtStream all[] = {x1, x2, l, m, h};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        OK(aclrtDestroyStream(all[i]));
+}
+
 /* aclrtStreamQuery follows the stream's work. */
 static void test_stream_query(void **state)
 {
@@ -1623,6 +1658,7 @@ int main(void)
         T(test_destroy_force_then_reset),
         T(test_force_destroy_races),
         T(test_stream_properties),
+        T(test_priority_order),
         T(test_stream_query),
         T(test_current_default_stream),
         T(test_stream_limit),

@@ -37,17 +37,30 @@ void aclsim__adaptive_mutex_init(pthread_mutex_t *m)
 
 /* ---- the executor ------------------------------------------------------ */
 
+/* The ready list is ordered by stream priority (0 first), first come first
+ * served within a priority: a stream goes behind every stream of its
+ * priority or a greater one (O(1) when all share one priority). */
 void aclsim__schedule(struct aclsim__stream *s)
 {
     struct aclsim__device *dev = s->device;
+    uint32_t prio = __atomic_load_n(&s->priority, __ATOMIC_RELAXED);
     pthread_mutex_lock(&dev->exec_lock);
-    s->next_ready = NULL;
+    s->ready_priority = prio;
     atomic_fetch_add_explicit(&dev->nready, 1, memory_order_relaxed);
-    if (dev->ready_tail)
-        dev->ready_tail->next_ready = s;
-    else
-        dev->ready_head = s;
-    dev->ready_tail = s;
+    if (!dev->ready_tail || dev->ready_tail->ready_priority <= prio) {
+        s->next_ready = NULL;
+        if (dev->ready_tail)
+            dev->ready_tail->next_ready = s;
+        else
+            dev->ready_head = s;
+        dev->ready_tail = s;
+    } else {
+        struct aclsim__stream **p = &dev->ready_head;
+        while ((*p)->ready_priority <= prio)
+            p = &(*p)->next_ready;
+        s->next_ready = *p;
+        *p = s;
+    }
     atomic_fetch_add_explicit(&dev->work_hint, 1, memory_order_release);
     if (dev->sleepers)
         pthread_cond_signal(&dev->exec_wake);

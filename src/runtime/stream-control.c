@@ -297,7 +297,7 @@ static aclError get_field(aclrtStream stream, void *out, enum field f, const cha
     if (f == F_ID)
         *(int32_t *)out = s->id;
     else
-        *(uint32_t *)out = f == F_FLAGS ? s->flags : s->priority;
+        *(uint32_t *)out = f == F_FLAGS ? s->flags : __atomic_load_n(&s->priority, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->lock);
     return ACL_SUCCESS;
 }
@@ -451,7 +451,7 @@ aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType
     case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: s->overflow_switch = v; break;
     case ACL_STREAM_ATTR_USER_CUSTOM_TAG: s->user_tag = v; break;
     case ACL_STREAM_ATTR_CACHE_OP_INFO: s->cache_op_info = v; break;
-    default: s->priority = v; break;
+    default: __atomic_store_n(&s->priority, v, __ATOMIC_RELAXED); break;
     }
     pthread_mutex_unlock(&s->lock);
     return ACL_SUCCESS;
@@ -471,7 +471,7 @@ aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType
     case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: value->overflowSwitch = s->overflow_switch; break;
     case ACL_STREAM_ATTR_USER_CUSTOM_TAG: value->userCustomTag = s->user_tag; break;
     case ACL_STREAM_ATTR_CACHE_OP_INFO: value->cacheOpInfoSwitch = s->cache_op_info; break;
-    default: value->streamPriority = s->priority; break;
+    default: value->streamPriority = __atomic_load_n(&s->priority, __ATOMIC_RELAXED); break;
     }
     pthread_mutex_unlock(&s->lock);
     return ACL_SUCCESS;

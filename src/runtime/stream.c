@@ -115,7 +115,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     atomic_store(&s->refs, 1);
     s->id = atomic_fetch_add(&next_stream_id, 1) & INT32_MAX;
     s->flags = 0;
-    s->priority = 0;
+    __atomic_store_n(&s->priority, 0, __ATOMIC_RELAXED);
     s->overflow_switch = s->user_tag = s->cache_op_info = 0;
     s->linked = s->detached = false;
     __atomic_store_n(&s->announced, false, __ATOMIC_RELAXED);
@@ -547,7 +547,7 @@ aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t
         return err;
     pthread_mutex_lock(&s->lock);
     s->flags = flags;
-    s->priority = priority;
+    __atomic_store_n(&s->priority, priority, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->lock);
     void *handle = s->handle;
     __atomic_store_n(&s->announced, true, __ATOMIC_RELEASE);
