@@ -310,16 +310,16 @@ bool aclsim__stream_abort(struct aclsim__sref ref)
         pthread_mutex_unlock(&s->lock);
         return false;   /* destroyed since it was resolved */
     }
+    atomic_fetch_add(&s->refs, 1);   /* a force destroy meanwhile must not recycle it */
     atomic_fetch_add(&s->aborts, 1);
     atomic_store(&s->aborting, true);
-    bool retire = discard_queued(s);   /* never true: s has a live handle, so not detached */
-    (void)retire;
+    bool retire = discard_queued(s);   /* (a force destroy meanwhile may detach it) */
     /* Bounded by the task running now (a task that started runs to its end). */
     atomic_fetch_add(&s->waiters, 1);
     while (s->head || s->state != ACLSIM_STREAM_IDLE) {
         if (s->head && !s->closed) {
             /* submitted meanwhile: discarded too ("no longer takes effect") */
-            (void)discard_queued(s);
+            retire |= discard_queued(s);
             continue;
         }
         pthread_cond_wait(&s->progress, &s->lock);
@@ -330,6 +330,9 @@ bool aclsim__stream_abort(struct aclsim__sref ref)
     atomic_store(&s->aborting, false);
     pthread_cond_broadcast(&s->progress);
     pthread_mutex_unlock(&s->lock);
+    if (retire)
+        aclsim__stream_retire(s);
+    stream_unref(s);
     return true;
 }
 
