@@ -461,6 +461,61 @@ static void test_concurrent_callbacks(void **state)
     }
 }
 
+/* Subscribing and unsubscribing race with launches: a launch either queues
+ * (and its callback runs or is dropped by the unsubscribe) or gets 107015. */
+struct churn { aclrtContext ctx; aclrtStream s; uint64_t tid; atomic_bool stop; atomic_int bad, queued; };
+
+static void *churn_subscribe(void *arg)
+{
+    struct churn *c = arg;
+    aclrtSetCurrentContext(c->ctx);
+    for (int i = 0; i < 300; i++) {
+        if (aclrtSubscribeReport(c->tid, c->s) != ACL_SUCCESS)
+            atomic_fetch_add(&c->bad, 1);
+        if (aclrtUnSubscribeReport(c->tid, c->s) != ACL_SUCCESS)
+            atomic_fetch_add(&c->bad, 1);
+    }
+    atomic_store(&c->stop, true);
+    return NULL;
+}
+
+static void *churn_launch(void *arg)
+{
+    struct churn *c = arg;
+    static atomic_int hits;
+    aclrtSetCurrentContext(c->ctx);
+    while (!atomic_load(&c->stop)) {
+        aclError e = aclrtLaunchCallback(count_fn, &hits, ACL_CALLBACK_BLOCK, c->s);
+        if (e == ACL_SUCCESS)
+            atomic_fetch_add(&c->queued, 1);
+        else if (e != ACL_ERROR_RT_STREAM_NO_CB_REG)
+            atomic_fetch_add(&c->bad, 1);
+        drain_msg();
+    }
+    return NULL;
+}
+
+static void test_subscription_races(void **state)
+{
+    (void)state;
+    static struct processor p;
+    processor_start(&p, false);
+    static struct churn c;
+    c = (struct churn){.ctx = current_context(), .tid = tid_of(&p)};
+    OK(aclrtCreateStream(&c.s));
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&a, NULL, churn_subscribe, &c), 0);
+    assert_int_equal(pthread_create(&b, NULL, churn_launch, &c), 0);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    assert_int_equal(atomic_load(&c.bad), 0);
+    /* every blocking callback ran or was dropped: the stream completes */
+    OK(aclrtSynchronizeStreamWithTimeout(c.s, WAIT_MS));
+    processor_stop(&p);
+    assert_int_equal(atomic_load(&p.others), 0);
+    OK(aclrtDestroyStream(c.s));
+}
+
 /* IPV350: a subscribed stream's host functions run on the subscribed thread. */
 static void test_host_func_subscription(void **state)
 {
@@ -517,6 +572,7 @@ int main(void)
         T(test_unprocessed_blocking_callback_released),
         T(test_finalize_releases_everyone),
         T(test_concurrent_callbacks),
+        T(test_subscription_races),
         T(test_host_func_subscription),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

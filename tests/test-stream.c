@@ -1592,6 +1592,60 @@ static void state_cb(aclrtStream stm, aclrtStreamState st, void *args)
     pthread_mutex_unlock(&evs.m);
 }
 
+/* Registering and unregistering state callbacks races with creating and
+ * destroying streams: every call succeeds, nothing hangs. */
+static atomic_int state_calls;
+static void counting_state_cb(aclrtStream stm, aclrtStreamState st, void *args)
+{
+    (void)stm;
+    (void)st;
+    (void)args;
+    atomic_fetch_add(&state_calls, 1);
+}
+
+struct state_racer { aclrtContext ctx; int role; atomic_int bad; };
+
+static void *state_race(void *arg)
+{
+    struct state_racer *r = arg;
+    aclrtSetCurrentContext(r->ctx);
+    char name[32];
+    for (int i = 0; i < 200; i++) {
+        if (r->role) {
+            snprintf(name, sizeof name, "racer-%d", i % 7);
+            if (aclrtRegStreamStateCallback(name, counting_state_cb, NULL) != ACL_SUCCESS)
+                drain_msg();   /* registered already by the last round: fine */
+            if (aclrtRegStreamStateCallback(name, NULL, NULL) != ACL_SUCCESS)
+                atomic_fetch_add(&r->bad, 1);
+        } else {
+            aclrtStream s;
+            if (aclrtCreateStream(&s) != ACL_SUCCESS || aclrtDestroyStream(s) != ACL_SUCCESS)
+                atomic_fetch_add(&r->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void test_stream_state_callback_races(void **state)
+{
+    (void)state;
+    static struct state_racer r[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        r[i] = (struct state_racer){.ctx = current_context(), .role = i == 2};
+        assert_int_equal(pthread_create(&th[i], NULL, state_race, &r[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(atomic_load(&r[i].bad), 0);
+    }
+    int before = atomic_load(&state_calls);
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));   /* every registration is gone again */
+    OK(aclrtDestroyStream(s));
+    assert_int_equal(atomic_load(&state_calls), before);
+}
+
 static void test_stream_state_callbacks(void **state)
 {
     (void)state;
@@ -1670,6 +1724,7 @@ int main(void)
         T(test_stream_stop_and_model_streams),
         T(test_create_stream_v2),
         T(test_stream_state_callbacks),
+        T(test_stream_state_callback_races),
         T(test_bad_stream_handles),
         T(test_null_arguments),
         T(test_create_with_config),
