@@ -782,6 +782,104 @@ static void test_groups(void **state)
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "groupInfo", aclrtDestroyGroupInfo(NULL));
 }
 
+/* ---- float overflow ---------------------------------------------------------------- */
+
+static atomic_int seen_mode;
+
+static void k_overflow(int report)
+{
+    atomic_store(&seen_mode, aclsimFloatOverflowMode());
+    if (report)
+        aclsimReportFloatOverflow();
+}
+ACLSIM_KERNEL_REGISTER(k_overflow, int);
+
+static void launch_overflow(aclrtStream s, int report)
+{
+    void *args[] = {&report};
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(FUNC(k_overflow), 1, s, NULL, args));
+    EXPECT_OK(aclrtSynchronizeStream(s));
+}
+
+static uint32_t overflow_status(aclrtStream s, void *dev_buf)
+{
+    uint32_t host[16];
+    memset(host, 0xab, sizeof host);
+    EXPECT_OK(aclrtGetOverflowStatus(dev_buf, 64, s));
+    EXPECT_OK(aclrtSynchronizeStream(s));
+    EXPECT_OK(aclrtMemcpy(host, sizeof host, dev_buf, 64, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 1; i < 16; i++)
+        assert_int_equal(host[i], 0);
+    return host[0];
+}
+
+static void test_float_overflow(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "1");
+    EXPECT_OK(aclrtSetDevice(0));
+    aclrtFloatOverflowMode mode = ACL_RT_OVERFLOW_MODE_UNDEF;
+    EXPECT_OK(aclrtGetDeviceSatMode(&mode));
+    assert_int_equal(mode, ACL_RT_OVERFLOW_MODE_INFNAN);
+    aclrtStream before, after;
+    EXPECT_OK(aclrtCreateStream(&before));
+    EXPECT_OK(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_SATURATION));
+    EXPECT_OK(aclrtCreateStream(&after));
+    launch_overflow(before, 0);
+    assert_int_equal(atomic_load(&seen_mode), ACL_RT_OVERFLOW_MODE_INFNAN);   /* created before */
+    launch_overflow(after, 0);
+    assert_int_equal(atomic_load(&seen_mode), ACL_RT_OVERFLOW_MODE_SATURATION);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "mode 2", aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_UNDEF));
+
+    void *buf = NULL;
+    EXPECT_OK(aclrtMalloc(&buf, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    assert_int_equal(overflow_status(after, buf), 0);
+    launch_overflow(before, 1);
+    assert_int_equal(overflow_status(after, buf), 1);   /* per device, not per stream */
+    EXPECT_OK(aclrtResetOverflowStatus(after));
+    assert_int_equal(overflow_status(after, buf), 0);
+    /* Detection off: reports on that stream do not count. */
+    uint32_t flag = 7;
+    EXPECT_OK(aclrtGetStreamOverflowSwitch(before, &flag));
+    assert_int_equal(flag, 1);
+    EXPECT_OK(aclrtSetStreamOverflowSwitch(before, 0));
+    EXPECT_OK(aclrtGetStreamOverflowSwitch(before, &flag));
+    assert_int_equal(flag, 0);
+    launch_overflow(before, 1);
+    assert_int_equal(overflow_status(after, buf), 0);
+    /* The context's overflow word is set by the context's kernels. */
+    uint32_t *word = NULL;
+    EXPECT_OK(aclrtCtxGetFloatOverflowAddr((void **)&word));
+    void *again = NULL;
+    EXPECT_OK(aclrtCtxGetFloatOverflowAddr(&again));
+    assert_ptr_equal(again, word);
+    uint32_t w = 9;
+    EXPECT_OK(aclrtMemcpy(&w, sizeof w, word, sizeof w, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(w, 0);
+    launch_overflow(after, 1);
+    EXPECT_OK(aclrtMemcpy(&w, sizeof w, word, sizeof w, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(w, 1);
+    /* The aliases read and clear the same status. */
+    EXPECT_OK(aclrtNpuClearFloatOverFlowStatus(0, after));
+    EXPECT_OK(aclrtGetFloatOverflowStatus(buf, 64, after));
+    EXPECT_OK(aclrtSynchronizeStream(after));
+    EXPECT_OK(aclrtMemcpy(&w, sizeof w, buf, sizeof w, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(w, 0);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "outputSize", aclrtGetOverflowStatus(buf, 32, after));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not device memory", aclrtGetOverflowStatus(&w, 64, after));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flag 2", aclrtSetStreamOverflowSwitch(after, 2));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "mode", aclrtGetDeviceSatMode(NULL));
+    EXPECT_OK(aclrtFree(buf));
+    EXPECT_OK(aclrtDestroyStream(before));
+    EXPECT_OK(aclrtDestroyStream(after));
+    ASSERT_OK(reset_and_finalize());
+    init_soc("Ascend310P3", "1");
+    EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_OK(aclrtGetDeviceSatMode(&mode));
+    assert_int_equal(mode, ACL_RT_OVERFLOW_MODE_SATURATION);
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtSetStreamOverflowSwitch(NULL, 1));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_clean, teardown_clean)
@@ -807,6 +905,7 @@ int main(void)
         T(test_atomic_capabilities),
         T(test_mem_usage),
         T(test_groups),
+        T(test_float_overflow),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
