@@ -693,6 +693,21 @@ extern _Thread_local struct aclsim__device *aclsim__tls_kernel_device;
 extern _Thread_local uint8_t aclsim__tls_sat_mode;
 extern _Thread_local bool aclsim__tls_overflow_check;
 
+/* ---- snapshot.c: process snapshots ------------------------------------------ */
+
+/* Set while the process is locked for a snapshot. Calls that change device
+ * state check it first (aclsim__snapshot_check): free when unlocked. */
+extern atomic_bool aclsim__snapshot_locked;
+aclError aclsim__snapshot_wait(const char *api);
+static inline aclError aclsim__snapshot_check(const char *api)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&aclsim__snapshot_locked, memory_order_acquire)))
+        return ACL_SUCCESS;
+    return aclsim__snapshot_wait(api);
+}
+/* aclFinalize: unlocks, drops the backup, wakes waiting calls. */
+void aclsim__snapshot_finalize(void);
+
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
