@@ -362,6 +362,9 @@ struct aclsim__device {
      * reported a float overflow since the status was last cleared. */
     atomic_uchar sat_mode;
     atomic_bool float_overflow;
+    /* peer.c: bit p set when this device may access device p's memory
+     * (aclrtDeviceEnablePeerAccess); cleared when the device closes. */
+    atomic_uint peers;
 
     /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
     pthread_mutex_t exec_lock;
