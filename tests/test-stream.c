@@ -1250,10 +1250,14 @@ static void test_stream_attributes(void **state)
     aclrtStreamAttrValue v;
     memset(&v, 0xff, sizeof v);
     OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
-    assert_int_equal(v.overflowSwitch, 0);
+    assert_int_equal(v.overflowSwitch, 1);   /* overflow detection is on by default */
     assert_int_equal(v.reserve[3], 0);
-    v.overflowSwitch = 1;
+    v.overflowSwitch = 0;
     OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
+    uint32_t sw = 1;
+    OK(aclrtGetStreamOverflowSwitch(s, &sw));   /* the same switch */
+    assert_int_equal(sw, 0);
+    OK(aclrtSetStreamOverflowSwitch(s, 1));
     v.userCustomTag = 0xabc;
     OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
     v.cacheOpInfoSwitch = 1;

@@ -448,7 +448,7 @@ aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType
         return err;
     struct aclsim__stream *s = ref.s;
     switch (stmAttrType) {
-    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: s->overflow_switch = v; break;
+    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: atomic_store(&s->overflow_check, v == 1); break;
     case ACL_STREAM_ATTR_USER_CUSTOM_TAG: s->user_tag = v; break;
     case ACL_STREAM_ATTR_CACHE_OP_INFO: s->cache_op_info = v; break;
     default: __atomic_store_n(&s->priority, v, __ATOMIC_RELAXED); break;
@@ -468,7 +468,7 @@ aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType
     struct aclsim__stream *s = ref.s;
     memset(value, 0, sizeof *value);
     switch (stmAttrType) {
-    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: value->overflowSwitch = s->overflow_switch; break;
+    case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: value->overflowSwitch = atomic_load(&s->overflow_check); break;
     case ACL_STREAM_ATTR_USER_CUSTOM_TAG: value->userCustomTag = s->user_tag; break;
     case ACL_STREAM_ATTR_CACHE_OP_INFO: value->cacheOpInfoSwitch = s->cache_op_info; break;
     default: value->streamPriority = __atomic_load_n(&s->priority, __ATOMIC_RELAXED); break;

@@ -110,13 +110,15 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     s->state = ACLSIM_STREAM_IDLE;
     s->next_ready = s->next_waiting = s->next_in_context = NULL;
     s->prev_in_context = NULL;
+    atomic_store(&s->sat_mode, atomic_load(&ctx->device->sat_mode));   /* overflow.c */
+    atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
     atomic_store(&s->aborting, false);
     atomic_store(&s->refs, 1);
     s->id = atomic_fetch_add(&next_stream_id, 1) & INT32_MAX;
     s->flags = 0;
     __atomic_store_n(&s->priority, 0, __ATOMIC_RELAXED);
-    s->overflow_switch = s->user_tag = s->cache_op_info = 0;
+    s->user_tag = s->cache_op_info = 0;
     s->linked = s->detached = false;
     __atomic_store_n(&s->announced, false, __ATOMIC_RELAXED);
     __atomic_store_n(&s->is_default, !ctx_handle, __ATOMIC_RELAXED);
@@ -389,6 +391,9 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                         uint64_t *seq_out)
 {
     struct aclsim__stream *s = ref.s;
+    aclError gate = aclsim__snapshot_check(api);   /* no new work while locked for a snapshot */
+    if (gate)
+        return gate;
     pthread_mutex_lock(&s->lock);
     if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
                                          ref.epoch)) {
@@ -543,6 +548,9 @@ aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t 
 aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t priority,
                                    const char *api)
 {
+    aclError gate = aclsim__snapshot_check(api);   /* callers checked init and stream */
+    if (gate)
+        return gate;
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
@@ -573,6 +581,9 @@ aclError aclrtCreateStream(aclrtStream *stream)
 static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream is NULL (the default stream cannot be destroyed)");
