@@ -34,7 +34,7 @@ struct processor {
     pthread_t thread;
     atomic_bool stop;
     bool host_func;                   /* aclrtProcessHostFunc instead of aclrtProcessReport */
-    aclrtContext ctx;                 /* made current on the thread (not needed by CANN) */
+    aclrtContext ctx;                 /* made current on the thread (for callbacks that need one) */
     atomic_int calls, timeouts, others;
     aclError other;                   /* the first unexpected result */
     pthread_mutex_t m;
@@ -46,6 +46,8 @@ struct processor {
 static void *processor_main(void *arg)
 {
     struct processor *p = arg;
+    aclrtSetCurrentContext(p->ctx);
+    drain_msg();
     while (!atomic_load(&p->stop)) {
         aclError e = p->host_func ? aclrtProcessHostFunc(20) : aclrtProcessReport(20);
         if (e == ACL_SUCCESS) {
@@ -69,6 +71,7 @@ static void processor_start(struct processor *p, bool host_func)
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->m, NULL);
     p->host_func = host_func;
+    p->ctx = current_context();
     assert_int_equal(pthread_create(&p->thread, NULL, processor_main, p), 0);
 }
 
@@ -461,6 +464,49 @@ static void test_concurrent_callbacks(void **state)
     }
 }
 
+/* A blocking callback that would wait for its own stream or device is refused
+ * (507000) instead of deadlocking; a non-blocking one may wait. */
+static struct { aclrtStream s; aclError stream_err, device_err, other_err; } selfwait;
+
+static void wait_self_fn(void *arg)
+{
+    (void)arg;
+    selfwait.stream_err = aclrtSynchronizeStream(selfwait.s);
+    drain_msg();
+    selfwait.device_err = aclrtSynchronizeDevice();
+    drain_msg();
+}
+
+static void wait_other_fn(void *arg)
+{
+    (void)arg;
+    selfwait.other_err = aclrtSynchronizeStreamWithTimeout(selfwait.s, WAIT_MS);
+    drain_msg();
+}
+
+static void test_blocking_callback_cannot_wait_for_itself(void **state)
+{
+    (void)state;
+    static struct processor p;
+    processor_start(&p, false);
+    OK(aclrtCreateStream(&selfwait.s));
+    OK(aclrtSubscribeReport(tid_of(&p), selfwait.s));
+    selfwait.stream_err = selfwait.device_err = selfwait.other_err = -1;
+    OK(aclrtLaunchCallback(wait_self_fn, NULL, ACL_CALLBACK_BLOCK, selfwait.s));
+    OK(aclrtSynchronizeStreamWithTimeout(selfwait.s, WAIT_MS));
+    assert_int_equal(selfwait.stream_err, ACL_ERROR_RT_INTERNAL_ERROR);
+    assert_int_equal(selfwait.device_err, ACL_ERROR_RT_INTERNAL_ERROR);
+    /* not blocking: the stream has gone on, so the callback may wait for it */
+    OK(aclrtLaunchCallback(wait_other_fn, NULL, ACL_CALLBACK_NO_BLOCK, selfwait.s));
+    OK(aclrtSynchronizeStreamWithTimeout(selfwait.s, WAIT_MS));
+    for (int i = 0; i < WAIT_MS && selfwait.other_err == -1; i++)
+        sleep_ms(1);
+    assert_int_equal(selfwait.other_err, ACL_SUCCESS);
+    OK(aclrtUnSubscribeReport(tid_of(&p), selfwait.s));
+    processor_stop(&p);
+    OK(aclrtDestroyStream(selfwait.s));
+}
+
 /* Subscribing and unsubscribing race with launches: a launch either queues
  * (and its callback runs or is dropped by the unsubscribe) or gets 107015. */
 struct churn { aclrtContext ctx; aclrtStream s; uint64_t tid; atomic_bool stop; atomic_int bad, queued; };
@@ -573,6 +619,7 @@ int main(void)
         T(test_finalize_releases_everyone),
         T(test_concurrent_callbacks),
         T(test_subscription_races),
+        T(test_blocking_callback_cannot_wait_for_itself),
         T(test_host_func_subscription),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -363,7 +363,19 @@ static aclError process(int32_t timeout, int kind, const char *api)
     while (batch) {
         struct report *r = batch;
         batch = r->next;
-        r->fn(r->data);
+        if (r->block) {
+            /* Its stream waits for it: a wait for that stream (or its device)
+             * from the callback is refused (507000) instead of deadlocking. */
+            struct aclsim__stream *was_stream = aclsim__tls_stream;
+            struct aclsim__device *was_device = aclsim__tls_device;
+            aclsim__tls_stream = r->s;
+            aclsim__tls_device = r->s->device;
+            r->fn(r->data);
+            aclsim__tls_stream = was_stream;
+            aclsim__tls_device = was_device;
+        } else {
+            r->fn(r->data);
+        }
         if (r->block) {
             pthread_mutex_lock(&cb_lock);
             r->state = R_DONE;   /* its worker frees it */
