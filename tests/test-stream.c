@@ -29,6 +29,10 @@
 #include "acl/acl.h"
 #include "common.h"
 
+#ifndef ACLSIM_TEST_KERNELS_PATH
+#error "ACLSIM_TEST_KERNELS_PATH is not defined (no tests/kernels/*.c?)"
+#endif
+
 #define WORKERS 2         /* ACLSIM_WORKERS used by every test here (setup_gated) */
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -485,6 +489,35 @@ static void test_destroy_force_parked_stream(void **state)
     assert_int_equal(atomic_load(&ran), N);
     assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
     assert_int_equal(aclrtDestroyStream(a), ACL_SUCCESS);
+}
+
+/* aclrtBinaryUnLoad waits for the work of a force-destroyed stream too (a
+ * kernel of the binary might be queued there). */
+static aclrtBinHandle unload_bin;
+static aclError unload_err;
+static void unload_call(void *arg)
+{
+    (void)arg;
+    unload_err = aclrtBinaryUnLoad(unload_bin);
+}
+
+static void test_destroy_force_then_unload(void **state)
+{
+    (void)state;
+    OK(aclrtBinaryLoadFromFile(ACLSIM_TEST_KERNELS_PATH, NULL, &unload_bin));
+    static atomic_int ran = 0;
+    static struct blocker b;
+    aclrtStream s = blocked_stream(&b, &ran, 3);
+    OK(aclrtDestroyStreamForce(s));
+    static struct call c;
+    unload_err = -1;
+    call_start(&c, unload_call, NULL);
+    sleep_ms(30);
+    assert_false(gate_is_open(&c.done));   /* waiting for the drained stream */
+    gate_open(&b.release);
+    assert_true(call_wait(&c, WAIT_MS));
+    assert_int_equal(unload_err, ACL_SUCCESS);
+    assert_int_equal(atomic_load(&ran), 3);
 }
 
 /* A plain reset waits for a force-destroyed stream's work; a forced reset
@@ -1714,6 +1747,7 @@ int main(void)
         T(test_destroy_force_runs_queued_work),
         T(test_destroy_force_parked_stream),
         T(test_destroy_force_then_reset),
+        T(test_destroy_force_then_unload),
         T(test_force_destroy_races),
         T(test_stream_properties),
         T(test_priority_order),
