@@ -466,7 +466,7 @@ static void test_concurrent_callbacks(void **state)
 
 /* A blocking callback that would wait for its own stream or device is refused
  * (507000) instead of deadlocking; a non-blocking one may wait. */
-static struct { aclrtStream s; aclError stream_err, device_err, other_err; } selfwait;
+static struct { aclrtStream s; aclError stream_err, device_err, other_err; struct gate other_done; } selfwait;
 
 static void wait_self_fn(void *arg)
 {
@@ -482,6 +482,7 @@ static void wait_other_fn(void *arg)
     (void)arg;
     selfwait.other_err = aclrtSynchronizeStreamWithTimeout(selfwait.s, WAIT_MS);
     drain_msg();
+    gate_open(&selfwait.other_done);
 }
 
 static void test_blocking_callback_cannot_wait_for_itself(void **state)
@@ -492,6 +493,7 @@ static void test_blocking_callback_cannot_wait_for_itself(void **state)
     OK(aclrtCreateStream(&selfwait.s));
     OK(aclrtSubscribeReport(tid_of(&p), selfwait.s));
     selfwait.stream_err = selfwait.device_err = selfwait.other_err = -1;
+    gate_init(&selfwait.other_done);
     OK(aclrtLaunchCallback(wait_self_fn, NULL, ACL_CALLBACK_BLOCK, selfwait.s));
     OK(aclrtSynchronizeStreamWithTimeout(selfwait.s, WAIT_MS));
     assert_int_equal(selfwait.stream_err, ACL_ERROR_RT_INTERNAL_ERROR);
@@ -499,8 +501,7 @@ static void test_blocking_callback_cannot_wait_for_itself(void **state)
     /* not blocking: the stream has gone on, so the callback may wait for it */
     OK(aclrtLaunchCallback(wait_other_fn, NULL, ACL_CALLBACK_NO_BLOCK, selfwait.s));
     OK(aclrtSynchronizeStreamWithTimeout(selfwait.s, WAIT_MS));
-    for (int i = 0; i < WAIT_MS && selfwait.other_err == -1; i++)
-        sleep_ms(1);
+    assert_true(gate_wait(&selfwait.other_done, WAIT_MS));
     assert_int_equal(selfwait.other_err, ACL_SUCCESS);
     OK(aclrtUnSubscribeReport(tid_of(&p), selfwait.s));
     processor_stop(&p);
