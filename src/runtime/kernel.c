@@ -168,12 +168,18 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
                              .u.kernel = {.kernel = k, .blocks = numBlocks}};
     /* One block: the argument pointers, then the values, aligned for the
-     * most aligned parameter (invoke reads them in place). */
+     * most aligned parameter (invoke reads them in place). Invariant: a
+     * kernel with parameters always gets a table with one valid pointer per
+     * parameter, even when every parameter is zero-size (a GNU C empty
+     * struct: need == 0), so invoke never dereferences a NULL table; the
+     * values area then is one byte nobody reads. Without parameters there
+     * is no buffer and invoke ignores args. */
     if (max_align < sizeof(void *))
         max_align = sizeof(void *);
     size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
-    char *buf = need ? aclsim__aligned_alloc(max_align, table + need) : NULL;
-    if (need && !buf)
+    char *buf = k->num_params ? aclsim__aligned_alloc(max_align, table + (need ? need : 1))
+                              : NULL;
+    if (k->num_params && !buf)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
                             k->name);
     for (uint32_t i = 0; i < k->num_params; i++) {
