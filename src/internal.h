@@ -543,7 +543,7 @@ static inline void *aclsim__map_get(struct aclsim__addr_map *m, const void *key)
 extern pthread_mutex_t aclsim__registry_lock;
 /* Makes sure every registered variable has an instance on dev (kernels may
  * touch any of them). 207001 when the device is full. */
-aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char *api);
+aclError aclsim__symbols_instantiate_all(struct aclsim__context *ctx, const char *api);
 /* Forgets dev's instances (their memory goes with the device's heap). */
 void aclsim__symbols_forget_device(struct aclsim__device *dev);
 

@@ -163,7 +163,7 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
     aclError err = aclsim__stream_resolve(stream, api, &ctx, &s);
     if (err)
         return err;
-    if ((err = aclsim__symbols_instantiate_all(ctx->device, api)))
+    if ((err = aclsim__symbols_instantiate_all(ctx, api)))
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
                              .u.kernel = {.kernel = k, .blocks = numBlocks}};

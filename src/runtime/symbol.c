@@ -197,7 +197,57 @@ void aclsimUnregisterVar(aclsimVar *var)
     pthread_mutex_unlock(&aclsim__registry_lock);
 }
 
-/* Caller holds aclsim__registry_lock. */
+/* ---- instances and device lifetime -------------------------------------------
+ *
+ * INVARIANTS (the instance side of the lifetime rule in internal.h):
+ *  I1. var->instance[d] and devices[d].vars_generation are written only under
+ *      aclsim__registry_lock, and only while the calling thread's current
+ *      context -- the one its API call resolved -- is still live on device d
+ *      (checked under that lock: context_live). A context's handle is freed at
+ *      the start of a device's close, before aclsim__symbols_forget_device;
+ *      so an instance is never created on a device whose session is over, and
+ *      never from a call of an earlier session into a later one.
+ *  I2. aclsim__symbols_forget_device (under the lock, after the device's
+ *      workers stopped and before its heap is reset or destroyed) sets every
+ *      instance of the device back to NULL. Instances therefore never outlive
+ *      their heap, and the next session starts from the initializers.
+ *  I3. A synchronous copy touches an instance only while it has published the
+ *      device in its thread's user slot and has seen its context still live
+ *      after publishing (Dekker: slot store, then handle load, both seq_cst-
+ *      ordered; the closer frees the handle, then scans the slots). Forget
+ *      waits until no slot names the device, so a copy that started finishes
+ *      on a live device and one that starts later fails with 107002.
+ *  I4. A launch creates every registered variable's instance (I1) before its
+ *      task is submitted, and the task only runs while its stream's session
+ *      lives (submit's epoch check); forget runs after the workers stopped.
+ *      So ACLSIM_DEV inside a kernel never reads NULL.
+ */
+
+/* Whether ctx, as the calling thread resolved it during this API call, is
+ * still live: its handle is the thread's current one and has not been freed
+ * (handles are never revived, so a recycled context struct reads as dead). */
+static bool context_live(struct aclsim__context *ctx)
+{
+    return aclsim__handle_get(aclsim__current_handle(), ACLSIM_H_CONTEXT) == ctx;
+}
+
+static aclError context_gone(struct aclsim__context *ctx, const char *api)
+{
+    (void)ctx;
+    return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                        "the current context was destroyed while the call ran (its device "
+                        "was reset, aclFinalize ran, or aclrtDestroyContext); call "
+                        "aclrtSetDevice or aclrtSetCurrentContext");
+}
+
+static aclError no_room(aclsimVar *var, struct aclsim__device *dev, const char *api)
+{
+    return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                        "device %d has no room for device variable %s (%zu bytes, %s:%d)",
+                        dev->id, var->name, var->size, var->file, var->line);
+}
+
+/* Caller holds aclsim__registry_lock and has checked context_live (I1). */
 static void *instantiate(aclsimVar *var, struct aclsim__device *dev)
 {
     void *inst = __atomic_load_n(&var->instance[dev->id], __ATOMIC_ACQUIRE);
@@ -213,39 +263,139 @@ static void *instantiate(aclsimVar *var, struct aclsim__device *dev)
     return inst;
 }
 
-static void *instance_of(aclsimVar *var, struct aclsim__device *dev)
+/* var's instance on ctx's device, created on first use (I1). */
+static aclError instance_of(aclsimVar *var, struct aclsim__context *ctx, const char *api,
+                            char **out)
 {
+    struct aclsim__device *dev = ctx->device;
     void *inst = __atomic_load_n(&var->instance[dev->id], __ATOMIC_ACQUIRE);
-    if (ACLSIM_LIKELY(inst))
-        return inst;
+    if (ACLSIM_LIKELY(inst)) {
+        *out = inst;
+        return ACL_SUCCESS;
+    }
+    aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&aclsim__registry_lock);
-    inst = instantiate(var, dev);
+    if (!context_live(ctx))
+        err = context_gone(ctx, api);
+    else if (!(inst = instantiate(var, dev)))
+        err = no_room(var, dev, api);
     pthread_mutex_unlock(&aclsim__registry_lock);
-    return inst;
+    *out = inst;
+    return err;
 }
 
-aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char *api)
+aclError aclsim__symbols_instantiate_all(struct aclsim__context *ctx, const char *api)
 {
+    struct aclsim__device *dev = ctx->device;
     unsigned gen = atomic_load_explicit(&registry_generation, memory_order_acquire);
     if (ACLSIM_LIKELY(atomic_load_explicit(&dev->vars_generation, memory_order_acquire) == gen))
         return ACL_SUCCESS;
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&aclsim__registry_lock);
     gen = atomic_load(&registry_generation);
+    if (!context_live(ctx))
+        err = context_gone(ctx, api);
     for (size_t i = 0; i < nvars && !err; i++)
         if (!instantiate(all_vars[i], dev))
-            err = aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                               "device %d has no room for device variable %s (%zu bytes, %s:%d)",
-                               dev->id, all_vars[i]->name, all_vars[i]->size, all_vars[i]->file,
-                               all_vars[i]->line);
+            err = no_room(all_vars[i], dev, api);
     if (!err)
         atomic_store_explicit(&dev->vars_generation, gen, memory_order_release);
     pthread_mutex_unlock(&aclsim__registry_lock);
     return err;
 }
 
+/* ---- user slots (I3) ----------------------------------------------------------- */
+
+/* One per thread that made a synchronous symbol copy: id + 1 of the device
+ * whose instance it is copying right now, or 0. On its own cache line, so
+ * threads copying in parallel share nothing. Slots are never freed: a
+ * thread's slot is given back at its exit (taken = false) for reuse. */
+struct user_slot {
+    _Alignas(64) atomic_uint device;
+    atomic_bool taken;
+    struct user_slot *next;
+};
+static struct user_slot *_Atomic user_slots;
+static _Thread_local struct user_slot *tls_slot;
+static pthread_key_t slot_key;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+
+static void slot_release(void *p)
+{
+    struct user_slot *u = p;
+    atomic_store_explicit(&u->device, 0, memory_order_release);
+    atomic_store_explicit(&u->taken, false, memory_order_release);
+}
+
+static void slot_key_create(void) { (void)pthread_key_create(&slot_key, slot_release); }
+
+/* The calling thread's slot, or NULL when out of memory. */
+static struct user_slot *user_slot(void)
+{
+    if (ACLSIM_LIKELY(tls_slot != NULL))
+        return tls_slot;
+    pthread_once(&slot_once, slot_key_create);
+    struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire);
+    for (; u; u = u->next) {
+        bool free_slot = false;
+        if (atomic_compare_exchange_strong(&u->taken, &free_slot, true))
+            break;
+    }
+    if (!u) {
+        if (!(u = aclsim__aligned_alloc(_Alignof(struct user_slot), sizeof *u)))
+            return NULL;
+        atomic_init(&u->device, 0);
+        atomic_init(&u->taken, true);
+        u->next = atomic_load_explicit(&user_slots, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(&user_slots, &u->next, u,
+                                                      memory_order_release,
+                                                      memory_order_relaxed))
+            ;
+    }
+    if (pthread_setspecific(slot_key, u)) {   /* cannot be given back: keep it taken */
+        aclsim__log(ACLSIM_LOG_WARNING, "a symbol-copy slot will not be reused after its "
+                                        "thread exits");
+    }
+    tls_slot = u;
+    return u;
+}
+
+/* Copies n bytes between host memory and an instance on ctx's device (I3):
+ * either the copy runs while the device's session lives, or 107002. */
+static aclError copy_live(struct aclsim__context *ctx, void *dst, const void *src, size_t n,
+                          const char *api)
+{
+    struct user_slot *u = user_slot();
+    if (ACLSIM_UNLIKELY(!u)) {
+        /* No slot (out of memory): the registry lock keeps forget out instead. */
+        aclError err = ACL_SUCCESS;
+        pthread_mutex_lock(&aclsim__registry_lock);
+        if (context_live(ctx))
+            memcpy(dst, src, n);
+        else
+            err = context_gone(ctx, api);
+        pthread_mutex_unlock(&aclsim__registry_lock);
+        return err;
+    }
+    atomic_store_explicit(&u->device, (unsigned)ctx->device->id + 1, memory_order_seq_cst);
+    if (ACLSIM_UNLIKELY(!context_live(ctx))) {
+        atomic_store_explicit(&u->device, 0, memory_order_release);
+        return context_gone(ctx, api);
+    }
+    memcpy(dst, src, n);
+    atomic_store_explicit(&u->device, 0, memory_order_release);
+    return ACL_SUCCESS;
+}
+
 void aclsim__symbols_forget_device(struct aclsim__device *dev)
 {
+    /* I3: every context handle of the device is freed by now; wait out the
+     * synchronous copies that saw one live (each is one memcpy). */
+    unsigned mine = (unsigned)dev->id + 1;
+    for (struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire); u;
+         u = u->next)
+        while (atomic_load_explicit(&u->device, memory_order_seq_cst) == mine)
+            sched_yield();
     pthread_mutex_lock(&aclsim__registry_lock);
     for (size_t i = 0; i < nvars; i++)
         __atomic_store_n(&all_vars[i]->instance[dev->id], NULL, __ATOMIC_RELEASE);
@@ -280,13 +430,7 @@ aclError aclsim__symbol_resolve(const void *symbol, const char *api, struct acls
                             "(declare it with ACLSIM_DEVICE_VAR and pass &var or the array "
                             "itself; it is %s)", symbol, what);
     }
-    *inst = instance_of(*var, (*ctx)->device);
-    if (ACLSIM_UNLIKELY(!*inst))
-        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                            "device %d has no room for device variable %s (%zu bytes, %s:%d)",
-                            (*ctx)->device->id, (*var)->name, (*var)->size, (*var)->file,
-                            (*var)->line);
-    return ACL_SUCCESS;
+    return instance_of(*var, *ctx, api, inst);
 }
 
 aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
@@ -387,7 +531,7 @@ aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, 
     aclError err = check_symbol_copy(TO_SYMBOL, src, 0, symbol, count, offset, (int)kind, api,
                                      &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
-        memcpy(dev, src, count);
+        err = copy_live(ctx, dev, src, count, api);
     return err;
 }
 
@@ -404,7 +548,7 @@ aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, siz
     aclError err = check_symbol_copy(FROM_SYMBOL, dst, dstMax, symbol, count, offset, (int)kind,
                                      api, &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
-        memcpy(dst, dev, count);
+        err = copy_live(ctx, dst, dev, count, api);
     return err;
 }
 
@@ -422,6 +566,11 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
     struct aclsim__sref s;
     if ((err = aclsim__stream_resolve(stream, api, &ctx, &s)))   /* ctx known from the checks */
         return err;
+    /* Still live after the stream was resolved: the stream's recorded epoch
+     * belongs to the session in which dev is an instance, so a reset from
+     * now on makes submit refuse the copy (I1 for the async copies). */
+    if (ACLSIM_UNLIKELY(!context_live(ctx)))
+        return context_gone(ctx, api);
     bool pageable = !aclsim__heap_contains(&aclsim__host_heap, host);
     return dir == TO_SYMBOL
                ? aclsim__copy_async(s, dev, host, count, pageable, var->name, api)
