@@ -558,6 +558,14 @@ aclError aclsim__symbol_resolve(const void *symbol, const char *api,
  * binary whose load raised it is incomplete and is refused; a failure in
  * another thread's dlopen does not count against it. */
 extern _Thread_local unsigned long aclsim__tls_registration_failures;
+/* The last of them: its message and the code a loader reports for it
+ * (200000 out of memory, 100003 a variable or kernel this process cannot
+ * register, such as a second descriptor for a registered address). */
+extern _Thread_local char aclsim__tls_registration_error[384];
+extern _Thread_local aclError aclsim__tls_registration_code;
+/* Counts a registration failure, keeps its code and message, logs it. */
+void aclsim__registration_failed(aclError code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- binary.c ---- */
 /* aclFinalize: unloads the kernel binaries the program did not unload. */

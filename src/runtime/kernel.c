@@ -21,31 +21,54 @@ uint32_t aclsimKernelDeviceSlot(void) { return aclsim__tls_device_slot; }
 
 static struct aclsim__addr_map kernels = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Kernels follow the variables' rules (symbol.c, R1-R3) for their function
+ * address: the same descriptor registered again is counted, another
+ * descriptor for a registered function is refused and its unregistration
+ * changes nothing. (A kernel binary whose kernel has the name of one of a
+ * program linked with -rdynamic resolves `&fn` to the program's function:
+ * the load is refused with the message, instead of running the wrong code.) */
 void aclsimRegisterKernel(aclsimKernel *kernel)
 {
     if (kernel->num_params > 16) {   /* ACLSIM_KERNEL_REGISTER cannot make one */
-        aclsim__tls_registration_failures++;
-        aclsim__log(ACLSIM_LOG_ERROR, "kernel %s (%s:%d) has %u parameters; at most 16",
-                    kernel->name, kernel->file, kernel->line, kernel->num_params);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE, "kernel %s (%s:%d) has %u parameters; at most 16",
+                                    kernel->name, kernel->file, kernel->line,
+                                    kernel->num_params);
         return;
     }
     pthread_mutex_lock(&kernels.lock);
+    aclsimKernel *old = aclsim__map_get(&kernels, kernel->function);
+    if (old == kernel) {
+        kernel->registrations++;
+        pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
+    if (old) {
+        pthread_mutex_unlock(&kernels.lock);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE,
+            "kernel %s (%s:%d) is function %p, which kernel %s (%s:%d) already registered "
+            "(two objects define a kernel of that name and the program exports its own: "
+            "rename one, or do not link the program with -rdynamic)", kernel->name,
+            kernel->file, kernel->line, kernel->function, old->name, old->file, old->line);
+        return;
+    }
     kernel->handle = aclsim__handle_new(ACLSIM_H_FUNC, kernel);
     if (!kernel->handle || !aclsim__map_insert(&kernels, kernel->function, kernel)) {
         if (kernel->handle)
             aclsim__handle_free(kernel->handle);
         kernel->handle = NULL;
-        aclsim__tls_registration_failures++;
-        aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering kernel %s (%s:%d)",
-                    kernel->name, kernel->file, kernel->line);
+        pthread_mutex_unlock(&kernels.lock);
+        aclsim__registration_failed(ACL_ERROR_BAD_ALLOC, "out of memory registering kernel %s (%s:%d)",
+                                    kernel->name, kernel->file, kernel->line);
+        return;
     }
+    kernel->registrations = 1;
     pthread_mutex_unlock(&kernels.lock);
 }
 
 void aclsimUnregisterKernel(aclsimKernel *kernel)
 {
     pthread_mutex_lock(&kernels.lock);
-    if (aclsim__map_get(&kernels, kernel->function) == kernel) {
+    if (aclsim__map_get(&kernels, kernel->function) == kernel && --kernel->registrations == 0) {
         aclsim__map_remove(&kernels, kernel->function);
         aclsim__handle_free(kernel->handle);
         kernel->handle = NULL;

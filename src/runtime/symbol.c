@@ -11,6 +11,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,19 +133,61 @@ static atomic_uint registry_generation = 1;
 
 #define SNAPSHOT_MAX ((size_t)1 << 20)
 
+_Thread_local char aclsim__tls_registration_error[384];
+_Thread_local aclError aclsim__tls_registration_code;
+
+void aclsim__registration_failed(aclError code, const char *fmt, ...)
+{
+    aclsim__tls_registration_code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(aclsim__tls_registration_error, sizeof aclsim__tls_registration_error, fmt, ap);
+    va_end(ap);
+    aclsim__tls_registration_failures++;
+    aclsim__log(ACLSIM_LOG_ERROR, "%s", aclsim__tls_registration_error);
+}
+
+/* REGISTRATION IS BY ADDRESS (invariants R1-R3):
+ *  R1. The registry maps a variable's address (var->symbol) to exactly one
+ *      descriptor. The macros make every object (the program, each binary)
+ *      register its own descriptor with its own object's address even when
+ *      names collide across objects (aclsim.h: hidden descriptor, hidden
+ *      alias), so same-named variables of a program and a binary are two
+ *      variables.
+ *  R2. Registering a descriptor that is already registered only counts
+ *      (registrations); unregistering drops one count and the variable goes
+ *      (instances freed, initializer snapshot freed) at zero. A descriptor is
+ *      never on all_vars twice and its snapshot is taken once.
+ *  R3. Another descriptor for an address already registered is refused (a
+ *      registration failure with a message: aclrtBinaryLoadFromFile then
+ *      refuses the binary) and never touches the registered one; its own
+ *      unregistration is a no-op. So unloading a binary never touches a
+ *      variable of the program. */
 void aclsimRegisterVar(aclsimVar *var)
 {
+    pthread_mutex_lock(&aclsim__registry_lock);
+    aclsimVar *old = aclsim__map_get(&vars, var->symbol);
+    if (old == var) {   /* R2 */
+        var->registrations++;
+        pthread_mutex_unlock(&aclsim__registry_lock);
+        return;
+    }
+    if (old) {   /* R3 */
+        pthread_mutex_unlock(&aclsim__registry_lock);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE,
+            "device variable %s (%s:%d) is at address %p, which device variable %s (%s:%d) "
+            "already registered; each object must register its own variables (rebuild it "
+            "with the current aclsim/aclsim.h)", var->name, var->file, var->line, var->symbol,
+            old->name, old->file, old->line);
+        return;
+    }
     __atomic_store_n(&var->instance[ACLSIM_HOST_SLOT], (void *)var->symbol, __ATOMIC_RELEASE);
+    var->initial = NULL;
     if (var->size <= SNAPSHOT_MAX) {
-        if (!(var->initial = aclsim__malloc(var->size ? var->size : 1))) {
-            aclsim__tls_registration_failures++;
-            aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
-                        var->name, var->file, var->line);
-            return;
-        }
+        if (!(var->initial = aclsim__malloc(var->size ? var->size : 1)))
+            goto fail;
         memcpy(var->initial, var->symbol, var->size);
     }
-    pthread_mutex_lock(&aclsim__registry_lock);
     if (nvars == cap_vars) {
         size_t cap = cap_vars ? cap_vars * 2 : 256;
         aclsimVar **bigger = aclsim__realloc(all_vars, cap * sizeof *bigger);
@@ -156,22 +199,24 @@ void aclsimRegisterVar(aclsimVar *var)
     if (!aclsim__map_insert(&vars, var->symbol, var))
         goto fail;
     all_vars[nvars++] = var;
+    var->registrations = 1;
     atomic_fetch_add(&registry_generation, 1);
     pthread_mutex_unlock(&aclsim__registry_lock);
     return;
 fail:
-    pthread_mutex_unlock(&aclsim__registry_lock);
     free(var->initial);
     var->initial = NULL;
-    aclsim__tls_registration_failures++;
-    aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
-                var->name, var->file, var->line);
+    pthread_mutex_unlock(&aclsim__registry_lock);
+    aclsim__registration_failed(ACL_ERROR_BAD_ALLOC, "out of memory registering device variable %s (%s:%d)",
+                                var->name, var->file, var->line);
 }
 
 void aclsimUnregisterVar(aclsimVar *var)
 {
     pthread_mutex_lock(&aclsim__registry_lock);
-    if (aclsim__map_get(&vars, var->symbol) == var) {
+    /* R3: a descriptor that is not the registered one for its address (never
+     * registered, refused, or already gone) changes nothing. */
+    if (aclsim__map_get(&vars, var->symbol) == var && --var->registrations == 0) {
         aclsim__map_remove(&vars, var->symbol);
         /* From the back: destructors unregister newest first. */
         for (size_t i = nvars; i-- > 0;)
@@ -186,9 +231,9 @@ void aclsimUnregisterVar(aclsimVar *var)
                 aclsim__heap_free(&aclsim__devices[d].heap, inst, ACLSIM_ALLOC_SYMBOL);
             }
         }
+        free(var->initial);
+        var->initial = NULL;
     }
-    free(var->initial);
-    var->initial = NULL;
     if (nvars == 0) {   /* the last one (process exit): give the list back */
         free(all_vars);
         all_vars = NULL;
