@@ -7,7 +7,10 @@
  * aligned or more) made on first use on that device, initialised from the
  * host object's initial contents. var->instance[d] is written once under
  * aclsim__registry_lock and read without a lock afterwards; it goes back to
- * NULL only when device d closes (its heap, and every instance, goes away).
+ * NULL only when device d closes (its heap, and every instance, goes away)
+ * or the variable is unregistered. The rules that make this safe against
+ * resets, aclFinalize and binary unloads are R1-R3 (registration by address)
+ * and I1-I4 (instances and device lifetime) below; internal.h sums them up.
  */
 #include "internal.h"
 
@@ -276,9 +279,8 @@ static bool context_live(struct aclsim__context *ctx)
     return aclsim__handle_get(aclsim__current_handle(), ACLSIM_H_CONTEXT) == ctx;
 }
 
-static aclError context_gone(struct aclsim__context *ctx, const char *api)
+static aclError context_gone(const char *api)
 {
-    (void)ctx;
     return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
                         "the current context was destroyed while the call ran (its device "
                         "was reset, aclFinalize ran, or aclrtDestroyContext); call "
@@ -321,7 +323,11 @@ static aclError instance_of(aclsimVar *var, struct aclsim__context *ctx, const c
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&aclsim__registry_lock);
     if (!context_live(ctx))
-        err = context_gone(ctx, api);
+        err = context_gone(api);
+    else if (aclsim__map_get(&vars, var->symbol) != var)   /* unregistered meanwhile */
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_SYMBOL, api,
+                           "device variable %s was unregistered (its binary unloaded) while "
+                           "the call ran", var->name);
     else if (!(inst = instantiate(var, dev)))
         err = no_room(var, dev, api);
     pthread_mutex_unlock(&aclsim__registry_lock);
@@ -339,7 +345,7 @@ aclError aclsim__symbols_instantiate_all(struct aclsim__context *ctx, const char
     pthread_mutex_lock(&aclsim__registry_lock);
     gen = atomic_load(&registry_generation);
     if (!context_live(ctx))
-        err = context_gone(ctx, api);
+        err = context_gone(api);
     for (size_t i = 0; i < nvars && !err; i++)
         if (!instantiate(all_vars[i], dev))
             err = no_room(all_vars[i], dev, api);
@@ -418,14 +424,14 @@ static aclError copy_live(struct aclsim__context *ctx, void *dst, const void *sr
         if (context_live(ctx))
             memcpy(dst, src, n);
         else
-            err = context_gone(ctx, api);
+            err = context_gone(api);
         pthread_mutex_unlock(&aclsim__registry_lock);
         return err;
     }
     atomic_store_explicit(&u->device, (unsigned)ctx->device->id + 1, memory_order_seq_cst);
     if (ACLSIM_UNLIKELY(!context_live(ctx))) {
         atomic_store_explicit(&u->device, 0, memory_order_release);
-        return context_gone(ctx, api);
+        return context_gone(api);
     }
     memcpy(dst, src, n);
     atomic_store_explicit(&u->device, 0, memory_order_release);
@@ -615,7 +621,7 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
      * belongs to the session in which dev is an instance, so a reset from
      * now on makes submit refuse the copy (I1 for the async copies). */
     if (ACLSIM_UNLIKELY(!context_live(ctx)))
-        return context_gone(ctx, api);
+        return context_gone(api);
     bool pageable = !aclsim__heap_contains(&aclsim__host_heap, host);
     return dir == TO_SYMBOL
                ? aclsim__copy_async(s, dev, host, count, pageable, var->name, api)
