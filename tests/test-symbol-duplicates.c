@@ -8,7 +8,8 @@
  * the binary leaves the program's variable, its value and its instances
  * alone. Also: a descriptor registered twice is counted, a second descriptor
  * for a registered address is refused, and a binary that registers one
- * (tests/dupvars/hdup-conflict.c) is refused with 100003.
+ * (tests/dupvars/hdup-conflict.c) is refused with 100003, as are binaries
+ * whose kernel is named like the program's kernel or exported function.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,12 +28,19 @@
 
 static const char kDup[] = ACLSIM_TEST_DUP_PATH;
 static const char kConflict[] = ACLSIM_TEST_CONFLICT_PATH;
+static const char kKernelConflict[] = ACLSIM_TEST_KCONFLICT_PATH;
+static const char kKernelInterposed[] = ACLSIM_TEST_KINTERPOSED_PATH;
 
 ACLSIM_DEVICE_VAR(int32_t, dup_shared, [4]) = {1, 2, 3, 4};
 
 /* Adds k to this device's instance of the program's dup_shared. */
 void dup_prog_bump(int32_t k) { ACLSIM_DEV(dup_shared)[aclsimGetBlockIdx() % 4] += k; }
 ACLSIM_KERNEL_REGISTER(dup_prog_bump, int32_t);
+
+/* Exported (not a kernel here); hdup-kinterposed.c registers a kernel of this name. */
+atomic_int plain_calls;
+void dup_plain_function(int32_t k);
+void dup_plain_function(int32_t k) { atomic_fetch_add(&plain_calls, k); }
 
 static void read_program(int32_t out[4])
 {
@@ -207,6 +216,28 @@ static void test_second_descriptor_is_refused(void **state)
     assert_int_equal(size, 16);
 }
 
+/* Kernels named like the program's kernel or function: both binaries are
+ * refused (their `&fn` resolves to the program's function), and the
+ * program's kernel still runs its own code on its own variable. */
+static void test_interposed_kernels_are_refused(void **state)
+{
+    (void)state;
+    aclrtBinHandle bin = NULL;
+    EXPECT_ERR2(ACL_ERROR_INVALID_FILE, "already registered", "dup_prog_bump",
+                aclrtBinaryLoadFromFile(kKernelConflict, NULL, &bin));
+    EXPECT_ERR2(ACL_ERROR_INVALID_FILE, "interposition", "dup_plain_function",
+                aclrtBinaryLoadFromFile(kKernelInterposed, NULL, &bin));
+    aclrtFuncHandle f = NULL;
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, NULL,
+               aclrtGetFuncBySymbol(FN(dup_plain_function), &f));
+    int32_t w[4] = {0, 0, 0, 0}, got[4];
+    EXPECT_OK(aclrtMemcpyToSymbol(dup_shared, w, sizeof w, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    launch(FUNC(dup_prog_bump), 4, 3);
+    read_program(got);
+    expect4(got, 3, 3, 3, 3);
+    assert_int_equal(atomic_load(&plain_calls), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +246,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_same_descriptor_twice_is_counted, setup_device0,
                                         teardown_device0),
         cmocka_unit_test_setup_teardown(test_second_descriptor_is_refused, setup_device0,
+                                        teardown_device0),
+        cmocka_unit_test_setup_teardown(test_interposed_kernels_are_refused, setup_device0,
                                         teardown_device0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,9 +25,11 @@ static struct aclsim__addr_map kernels = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* Kernels follow the variables' rules (symbol.c, R1-R3) for their function
  * address: the same descriptor registered again is counted, another
  * descriptor for a registered function is refused and its unregistration
- * changes nothing. (A kernel binary whose kernel has the name of one of a
- * program linked with -rdynamic resolves `&fn` to the program's function:
- * the load is refused with the message, instead of running the wrong code.) */
+ * changes nothing. And (K1) a descriptor whose function lies in another
+ * loaded object than the descriptor is refused: a kernel binary's kernel
+ * named like a function that a program linked with -rdynamic exports has its
+ * `&fn` resolved to the program's function, and the load is refused with the
+ * message instead of running the wrong code. */
 void aclsimRegisterKernel(aclsimKernel *kernel)
 {
     if (kernel->num_params > 16) {   /* ACLSIM_KERNEL_REGISTER cannot make one */
@@ -40,6 +43,20 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
     if (old == kernel) {
         kernel->registrations++;
         pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
+    /* The descriptor and its function in two different loaded objects: the
+     * macro's `&fn` was interposed by another object's export of that name,
+     * and invoke would run that object's function. */
+    Dl_info di, fi;
+    if (!old && dladdr(kernel, &di) && dladdr(kernel->function, &fi) &&
+        di.dli_fbase != fi.dli_fbase) {
+        pthread_mutex_unlock(&kernels.lock);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE,
+            "kernel %s (%s:%d) of %s resolves to function %p of %s, which exports the same "
+            "name (symbol interposition): rename the kernel, or do not export that symbol",
+            kernel->name, kernel->file, kernel->line, di.dli_fname ? di.dli_fname : "?",
+            kernel->function, fi.dli_fname ? fi.dli_fname : "?");
         return;
     }
     if (old) {
