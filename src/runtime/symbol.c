@@ -650,9 +650,18 @@ aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol
                              api);
 }
 
-/* After fork(), in the child (internal.h, THE FORK RULE). */
+/* After fork(), in the child (internal.h, THE FORK RULE). The other
+ * threads' user slots (I3) are given back: those threads do not exist here,
+ * and a slot left naming a device (a copy in flight at fork()) would make the
+ * child's forget of that device wait forever. */
 void aclsim__symbols_forget_after_fork(void)
 {
     pthread_mutex_init(&aclsim__registry_lock, NULL);
     pthread_mutex_init(&vars.lock, NULL);
+    for (struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire); u;
+         u = u->next) {
+        atomic_store_explicit(&u->device, 0, memory_order_relaxed);
+        if (u != tls_slot)
+            atomic_store_explicit(&u->taken, false, memory_order_relaxed);
+    }
 }
