@@ -357,6 +357,26 @@ aclError aclsim__symbols_instantiate_all(struct aclsim__context *ctx, const char
 
 /* ---- user slots (I3) ----------------------------------------------------------- */
 
+/* The store-load ordering of I3 (slot store before the handle load; handle
+ * free before the slot scan) needs a full fence on each side: the handle load
+ * is only an acquire. ThreadSanitizer does not support standalone fences (and
+ * does not model store-load reordering), so its builds use seq_cst accesses
+ * alone. */
+#if defined(__SANITIZE_THREAD__)
+#define ACLSIM__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ACLSIM__TSAN 1
+#endif
+#endif
+#ifdef ACLSIM__TSAN
+#define STORE_LOAD_FENCE() ((void)0)
+#define SLOT_STORE_ORDER memory_order_seq_cst
+#else
+#define STORE_LOAD_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#define SLOT_STORE_ORDER memory_order_relaxed   /* the fence follows */
+#endif
+
 /* One per thread that made a synchronous symbol copy: id + 1 of the device
  * whose instance it is copying right now, or 0. On its own cache line, so
  * threads copying in parallel share nothing. Slots are never freed: a
@@ -428,7 +448,8 @@ static aclError copy_live(struct aclsim__context *ctx, void *dst, const void *sr
         pthread_mutex_unlock(&aclsim__registry_lock);
         return err;
     }
-    atomic_store_explicit(&u->device, (unsigned)ctx->device->id + 1, memory_order_seq_cst);
+    atomic_store_explicit(&u->device, (unsigned)ctx->device->id + 1, SLOT_STORE_ORDER);
+    STORE_LOAD_FENCE();
     if (ACLSIM_UNLIKELY(!context_live(ctx))) {
         atomic_store_explicit(&u->device, 0, memory_order_release);
         return context_gone(api);
@@ -443,6 +464,7 @@ void aclsim__symbols_forget_device(struct aclsim__device *dev)
     /* I3: every context handle of the device is freed by now; wait out the
      * synchronous copies that saw one live (each is one memcpy). */
     unsigned mine = (unsigned)dev->id + 1;
+    STORE_LOAD_FENCE();
     for (struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire); u;
          u = u->next)
         while (atomic_load_explicit(&u->device, memory_order_seq_cst) == mine)
