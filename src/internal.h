@@ -396,6 +396,13 @@ struct aclsim__context {
     uint8_t sys_param_set;
 };
 
+/* ctx's device, for a caller that resolved ctx and may race its recycling
+ * (the struct is type-stable; a stale read gives a valid device, and the
+ * caller's later liveness check refuses the call). */
+static inline struct aclsim__device *aclsim__context_device(const struct aclsim__context *ctx)
+{
+    return __atomic_load_n(&ctx->device, __ATOMIC_RELAXED);
+}
 /* The calling thread's current context, or 107002 with a message. */
 aclError aclsim__current_context(const char *api, struct aclsim__context **out);
 /* The handle of the calling thread's current context (as last resolved). */

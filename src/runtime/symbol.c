@@ -314,7 +314,7 @@ static void *instantiate(aclsimVar *var, struct aclsim__device *dev)
 static aclError instance_of(aclsimVar *var, struct aclsim__context *ctx, const char *api,
                             char **out)
 {
-    struct aclsim__device *dev = ctx->device;
+    struct aclsim__device *dev = aclsim__context_device(ctx);
     void *inst = __atomic_load_n(&var->instance[dev->id], __ATOMIC_ACQUIRE);
     if (ACLSIM_LIKELY(inst)) {
         *out = inst;
@@ -337,7 +337,7 @@ static aclError instance_of(aclsimVar *var, struct aclsim__context *ctx, const c
 
 aclError aclsim__symbols_instantiate_all(struct aclsim__context *ctx, const char *api)
 {
-    struct aclsim__device *dev = ctx->device;
+    struct aclsim__device *dev = aclsim__context_device(ctx);
     unsigned gen = atomic_load_explicit(&registry_generation, memory_order_acquire);
     if (ACLSIM_LIKELY(atomic_load_explicit(&dev->vars_generation, memory_order_acquire) == gen))
         return ACL_SUCCESS;
@@ -448,7 +448,7 @@ static aclError copy_live(struct aclsim__context *ctx, void *dst, const void *sr
         pthread_mutex_unlock(&aclsim__registry_lock);
         return err;
     }
-    atomic_store_explicit(&u->device, (unsigned)ctx->device->id + 1, SLOT_STORE_ORDER);
+    atomic_store_explicit(&u->device, (unsigned)aclsim__context_device(ctx)->id + 1, SLOT_STORE_ORDER);
     STORE_LOAD_FENCE();
     if (ACLSIM_UNLIKELY(!context_live(ctx))) {
         atomic_store_explicit(&u->device, 0, memory_order_release);
