@@ -10,6 +10,7 @@
 // ACLSIM_DEVICE_VAR_EXTERN, ACLSIM_DEV and ACLSIM_KERNEL_REGISTER compile and
 // work as C++; only ACLSIM_DEVICE_VAR_STATIC is C only).
 #include "acl/acl.h"
+#include "acl/acl_platform.h"
 #include "acl/acl_rt_api.h"
 #include "aclsim/aclsim.h"
 
