@@ -648,6 +648,80 @@ static void test_calls_race_finalize(void **state)
     print_outcomes("calls racing aclFinalize", round - 1);
 }
 
+/* ---- 3b. page-locked allocation racing aclFinalize --------------------------------------- */
+
+struct pinned_churn {
+    pthread_t thread;
+    struct gate *go;
+    long calls;
+    atomic_int errors;
+    char first_error[256];
+};
+
+/* aclrtMallocHost / aclrtFreeHost until the runtime is finalized: each
+ * succeeds or gets 100001 (aclrtFreeHost also 100000: the allocation went
+ * with the session), never 207001 "out of memory", a crash or a hang. The
+ * memory itself is never touched. */
+static void *pinned_churn_main(void *arg)
+{
+    struct pinned_churn *c = arg;
+    gate_wait(c->go, WAIT_MS);
+    for (; c->calls < 100000; c->calls++) {
+        void *p = NULL;
+        const char *call = "aclrtMallocHost";
+        aclError rc = aclrtMallocHost(&p, 256 + (size_t)(c->calls % 4) * 4096);
+        if (rc == ACL_SUCCESS) {
+            call = "aclrtFreeHost";
+            rc = aclrtFreeHost(p);
+            /* the allocation went with the finalized session */
+            if (rc == ACL_ERROR_INVALID_PARAM)
+                rc = ACL_ERROR_UNINITIALIZE;
+        }
+        if (rc == ACL_ERROR_UNINITIALIZE)
+            break;
+        if (rc != ACL_SUCCESS) {
+            note_first_error(&c->errors, c->first_error, sizeof c->first_error,
+                             "%s racing aclFinalize returned %d", call, rc);
+            break;
+        }
+    }
+    drain_msg();
+    return NULL;
+}
+
+static void test_pinned_alloc_races_finalize(void **state)
+{
+    (void)state;
+    unsigned seed = 31337;
+    double start = now_seconds();
+    int round;
+    for (round = 1; more_rounds(round, start, 10); round++) {
+        watchdog_arm(0, "aclrtMallocHost/aclrtFreeHost racing aclFinalize", round,
+                     round_seconds());
+        if (round > 1)
+            EXPECT_OK(aclInit(NULL));
+        static struct gate go;
+        gate_init(&go);
+        struct pinned_churn churn[NRACERS];
+        memset(churn, 0, sizeof churn);
+        for (int i = 0; i < NRACERS; i++) {
+            churn[i].go = &go;
+            assert_int_equal(pthread_create(&churn[i].thread, NULL, pinned_churn_main,
+                                            &churn[i]), 0);
+        }
+        gate_open(&go);
+        spin_us(race_delay(&seed) / 4);
+        EXPECT_OK(aclFinalize());
+        for (int i = 0; i < NRACERS; i++)
+            pthread_join(churn[i].thread, NULL);
+        for (int i = 0; i < NRACERS; i++)
+            if (atomic_load(&churn[i].errors))
+                fail_msg("round %d: %s", round, churn[i].first_error);
+        watchdog_disarm(0);
+    }
+    print_message("aclrtMallocHost/aclrtFreeHost racing aclFinalize: %d rounds\n", round - 1);
+}
+
 /* ---- 4. aclrtBinaryUnLoad racing aclrtDestroyStream ------------------------------------ */
 
 #ifdef ACLSIM_TEST_KERNELS_PATH
@@ -934,6 +1008,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_calls_race_destroy_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_reset_device, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_finalize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pinned_alloc_races_finalize, setup, teardown),
 #ifdef ACLSIM_TEST_KERNELS_PATH
         cmocka_unit_test_setup_teardown(test_unload_races_destroy_stream, setup, teardown),
 #endif
