@@ -384,15 +384,19 @@ static void run_op(struct thread *t, int op)
     }
 }
 
+static int total_weight(void)
+{
+    int total = 0;
+    for (int i = 0; i < NOPS; i++)
+        total += ops[i].weight;
+    return total;
+}
+
 static int pick_op(struct thread *t)
 {
     if (rnd(t, 1500) == 0)
         return OP_FINALIZE;
-    static int total;
-    if (!total)
-        for (int i = 0; i < NOPS; i++)
-            total += ops[i].weight;
-    int x = (int)rnd(t, (unsigned)total);
+    int x = (int)rnd(t, (unsigned)total_weight());
     for (int i = 0; i < NOPS; i++)
         if ((x -= ops[i].weight) < 0)
             return i;
