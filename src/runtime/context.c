@@ -149,6 +149,9 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 {
     static const char api[] = "aclrtCreateContext";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);
@@ -171,6 +174,9 @@ aclError aclrtDestroyContext(aclrtContext context)
 {
     static const char api[] = "aclrtDestroyContext";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);

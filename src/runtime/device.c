@@ -141,6 +141,9 @@ aclError aclsim__device_release(int32_t id, bool force, const char *api)
 aclError aclrtSetDevice(int32_t deviceId)
 {
     ACLSIM_REQUIRE_INIT("aclrtSetDevice");
+    aclError gate = aclsim__snapshot_check("aclrtSetDevice");
+    if (gate)
+        return gate;
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_acquire(deviceId, "aclrtSetDevice");
     if (!err)
@@ -152,6 +155,9 @@ aclError aclrtSetDevice(int32_t deviceId)
 static aclError reset(int32_t deviceId, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_release(deviceId, force, api);
     pthread_mutex_unlock(&aclsim__rt.lock);
