@@ -285,7 +285,8 @@ struct aclsim__alloc {
 struct aclsim__heap {
     char *base;                    /* NULL until reserved; atomic for classify */
     size_t capacity;
-    pthread_rwlock_t lock;
+    pthread_rwlock_t lock;         /* created once, never destroyed (heap.c) */
+    bool lock_ready;
     size_t used;
     size_t committed;              /* bytes from base made read-write */
     struct aclsim__alloc *allocs;
