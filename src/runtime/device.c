@@ -180,7 +180,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context("aclrtGetDevice", &ctx);
     if (!err)
-        *deviceId = ctx->device->id;
+        *deviceId = aclsim__context_device(ctx)->id;
     return err;
 }
 
