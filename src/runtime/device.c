@@ -200,7 +200,7 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    return aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+    return aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): every device of
