@@ -641,6 +641,8 @@ void aclsim__execute_copy_variant(struct aclsim__task *t);
 /* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
 void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
+/* aclInit: page-locked memory may be allocated again. */
+void aclsim__memory_open(void);
 
 /* ---- symbol.c ------------------------------------------------------------ */
 
