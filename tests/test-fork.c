@@ -27,8 +27,22 @@
 #include "aclsim/aclsim.h"
 #include "common.h"
 
-/* TSan kills a child that starts threads after a multithreaded fork unless
- * told otherwise; starting over in the child is what is tested here. */
+/* ThreadSanitizer does not support a child of a multithreaded process that
+ * starts threads: by default it kills it, and with die_after_fork=0 it still
+ * mistakes the child's new threads for the parent's vanished ones ("dup
+ * thread"). Under TSan the children therefore stop after aclFinalize (the
+ * refused calls and the discard of the inherited session are still checked,
+ * under TSan's eye); the plain and ASan builds run the whole restart. */
+#if defined(__SANITIZE_THREAD__)
+#define CHILD_MAY_START_THREADS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHILD_MAY_START_THREADS 0
+#endif
+#endif
+#ifndef CHILD_MAY_START_THREADS
+#define CHILD_MAY_START_THREADS 1
+#endif
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void) { return "die_after_fork=0"; }
 
@@ -110,6 +124,8 @@ static int start_over(void)
 {
     CHILD_CHECK(aclFinalize() == ACL_SUCCESS);
     CHILD_CHECK(aclFinalize() == ACL_ERROR_REPEAT_FINALIZE);
+    if (!CHILD_MAY_START_THREADS)
+        return 0;
     setenv("ACLSIM_DEVICE_COUNT", "2", 1);
     setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
     CHILD_CHECK(aclInit(NULL) == ACL_SUCCESS);
@@ -231,6 +247,8 @@ static int child_refused_then_starts_over(void *arg)
     CHILD_CHECK(aclrtGetSocName() == NULL);
     CHILD_CHECK(aclrtGetVersion(&major, &minor, &patch) == ACL_SUCCESS);
     CHILD_CHECK(start_over() == 0);
+    if (!CHILD_MAY_START_THREADS)
+        return 0;
     /* After starting over, the parent's handles are not the child's. */
     CHILD_CHECK(aclInit(NULL) == ACL_SUCCESS);
     CHILD_CHECK(aclrtSetDevice(0) == ACL_SUCCESS);
