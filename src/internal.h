@@ -137,7 +137,7 @@ struct aclsim__config {
     size_t device_memory;                    /* ACLSIM_DEVICE_MEMORY, bytes */
     uint32_t workers;                        /* ACLSIM_WORKERS: threads per device */
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
-    uint32_t visible[ACLSIM_MAX_DEVICES];    /* logical id -> physical id */
+    uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
 };
@@ -159,6 +159,9 @@ struct aclsim__runtime {
      * from the config because failing calls read it during aclInit. */
     atomic_bool err_msg_per_process;
     const struct aclsim__config *_Atomic config;   /* immutable once published */
+    /* aclInit calls of the live session (repeats count too, as in CANN);
+     * aclFinalizeReference tears down when it drops to 0. Under lock. */
+    uint64_t init_refs;
 };
 extern struct aclsim__runtime aclsim__rt;
 
@@ -212,10 +215,41 @@ aclError aclsim__not_initialized(const char *api);   /* the 100001 and its messa
  * and the environment, and applies the log settings; 100000/100003/100006/
  * 100008 with a message naming the setting and the bad value. */
 aclError aclsim__configure(const char *path, struct aclsim__config *c, bool *per_process);
+/* initcb.c: the registered init/finalize callbacks, in CANN's order. Called
+ * without rt.lock; a callback's failure code is returned (the finalize one
+ * with a message; the init one with its type in *failed_type). */
+aclError aclsim__init_callbacks_run(const char *config_path, int *failed_type);
+aclError aclsim__finalize_callbacks_run(void);
 /* Unsigned decimal digits only (no sign, space, prefix), no overflow. */
 bool aclsim__parse_decimal(const char *text, uint64_t *out);
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
 bool aclsim__parse_size(const char *text, size_t *out);
+
+/* ---- soc.c: the simulated device model, one row per SoC (src/soc.def) ---- */
+
+enum aclsim__family { ACLSIM_FAMILY_A2, ACLSIM_FAMILY_A3, ACLSIM_FAMILY_A5,
+                      ACLSIM_FAMILY_INFERENCE, ACLSIM_FAMILY_EDGE, ACLSIM_FAMILY_TRAINING,
+                      ACLSIM_FAMILY_IPV };
+struct aclsim__soc {
+    const char *name;
+    uint8_t family;                 /* enum aclsim__family */
+    uint32_t npu_arch;              /* Ascend C's __NPU_ARCH__ */
+    uint32_t aicore, vector, aicpu; /* core counts */
+    uint64_t memory;                /* device memory, bytes */
+    uint32_t ub;                    /* unified buffer per core, bytes */
+    uint64_t l2;                    /* L2 cache, bytes */
+    bool symbols;                   /* device-variable functions supported */
+};
+/* The row of SoC name (matched exactly), or NULL. */
+const struct aclsim__soc *aclsim__soc_find(const char *name);
+/* The row of the configured SoC (the runtime is initialized). */
+const struct aclsim__soc *aclsim__soc_current(void);
+/* CANN's product support tables: a mask of families (1u << ACLSIM_FAMILY_x).
+ * 207000 with a message naming api and the SoC when the configured SoC's
+ * family is not in it. */
+#define ACLSIM_FAMILIES(x) (1u << ACLSIM_FAMILY_##x)
+#define ACLSIM_ALL_BUT_IPV (0x7fu & ~ACLSIM_FAMILIES(IPV))
+aclError aclsim__soc_check(const char *api, unsigned families);
 
 /* ---- handle.c ----------------------------------------------------------- */
 
@@ -224,7 +258,7 @@ bool aclsim__parse_size(const char *text, size_t *out);
  * recognised (107017) instead of dereferenced. Slots are never freed, only
  * recycled with a new generation, so lookups need no lock. */
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
-                           ACLSIM_H_FUNC, ACLSIM_H_BINARY };
+                           ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -298,6 +332,7 @@ struct aclsim__job {
     /* The stream whose task runs the job: helpers running its indices act
      * for that stream (a kernel block there must not wait for it either). */
     struct aclsim__stream *stream;
+    uint32_t max_helpers;      /* 0: any idle worker may help (else at most this many) */
     bool listed;               /* on device.jobs, under exec_lock */
     struct aclsim__job *next_job;
     pthread_cond_t idle;       /* signalled when helpers drops to 0 */
@@ -305,7 +340,7 @@ struct aclsim__job {
 };
 
 struct aclsim__device {
-    int32_t id;                 /* logical id (slot in aclsimVar.instance) */
+    int32_t id;                 /* user id (slot in aclsimVar.instance) */
     uint32_t physical_id;
     /* Under aclsim__rt.lock: */
     uint32_t refcount;          /* aclrtSetDevice calls not yet reset */
@@ -316,6 +351,8 @@ struct aclsim__device {
     struct aclsim__context *contexts;    /* every live context on this device */
     struct aclsim__heap heap;            /* device memory */
     atomic_uint vars_generation;         /* registry generation fully instantiated */
+    /* Time workers spent in kernel blocks, for aclrtGetDeviceUtilizationRate. */
+    atomic_uint_fast64_t kernel_busy_ns;
 
     /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
     pthread_mutex_t exec_lock;
@@ -353,6 +390,10 @@ struct aclsim__context {
     pthread_mutex_t lock;                     /* guards streams (doubly linked) */
     pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
+    /* aclrtCtxSetSysParamOpt values (under lock); bit i of sys_param_set
+     * says whether option i was set. */
+    int64_t sys_param[4];
+    uint8_t sys_param_set;
 };
 
 /* The calling thread's current context, or 107002 with a message. */
@@ -386,7 +427,8 @@ struct aclsim__task {
         struct { void *dst; const void *src; atomic_bool *ran; } copy;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
-        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; } kernel;
+        /* cores: the resource limit in force at launch (0: none, devctl.c). */
+        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores; } kernel;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
     } u;
@@ -609,7 +651,17 @@ extern _Thread_local unsigned long aclsim__tls_registration_failures;
 /* aclFinalize: unloads the kernel binaries the program did not unload. */
 void aclsim__binaries_finalize(void);
 
+/* ---- devctl.c: limits and settings --------------------------------------- */
+
+/* The core limit (aclrtSetDeviceResLimit / aclrtSetStreamResLimit /
+ * aclrtUseStreamResInCurrentThread) for a kernel launched now by this thread
+ * on dev: the most workers that run its blocks at once; 0 for no limit. */
+uint32_t aclsim__kernel_core_limit(const struct aclsim__device *dev);
+/* aclFinalize: forgets process-level device resource limits. */
+void aclsim__devctl_finalize(void);
+
 /* ---- kernel.c ------------------------------------------------------------- */
+#define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
 
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */

@@ -28,26 +28,7 @@
 #define MAX_VALUE_LEN 255   /* longer values are refused, never cut */
 #define QUOTE_MAX 48        /* characters of a bad value quoted in a message */
 
-static const struct soc {
-    const char *name;
-    bool symbols;          /* device variables supported by this product family */
-} socs[] = {
-    {"Ascend910B1", true},   {"Ascend910B2", true},    {"Ascend910B3", true},
-    {"Ascend910B4", true},   {"Ascend910_9391", true}, {"Ascend910_9381", true},
-    {"Ascend910_9372", true}, {"Ascend950PR", true},   {"Ascend950DT", true},
-    {"Ascend310P1", true},   {"Ascend310P3", true},
-    {"Ascend310B1", false},  {"Ascend310B4", false},   {"Ascend910A", false},
-    {"Ascend910B", false},   {"Ascend910ProA", false}, {"Ascend910ProB", false},
-    {"Ascend910PremiumA", false}, {"IPV350", false},
-};
-
-static const struct soc *find_soc(const char *name)
-{
-    for (size_t i = 0; i < sizeof socs / sizeof socs[0]; i++)
-        if (strcmp(socs[i].name, name) == 0)
-            return &socs[i];
-    return NULL;
-}
+/* SoC names: the device model of src/soc.def (soc.c). */
 
 /* ---- strict parsers ------------------------------------------------------ */
 
@@ -470,7 +451,7 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
         c->physical_devices = (uint32_t)u;
         break;
     case S_SOC: {
-        const struct soc *soc = v->text ? find_soc(v->text) : NULL;
+        const struct aclsim__soc *soc = v->text ? aclsim__soc_find(v->text) : NULL;
         if (!soc)
             return refuse(v, "a known SoC name (for example Ascend910B1, Ascend910_9391, "
                              "Ascend950PR, Ascend310P3; see the README)");
@@ -514,7 +495,7 @@ static aclError configure_all(const cJSON *root, const char *path, struct aclsim
         return err;
     c->physical_devices = DEFAULT_DEVICES;
     snprintf(c->soc_name, sizeof c->soc_name, "%s", DEFAULT_SOC);
-    c->symbols_supported = find_soc(DEFAULT_SOC)->symbols;
+    c->symbols_supported = aclsim__soc_find(DEFAULT_SOC)->symbols;
     c->device_memory = DEFAULT_MEMORY;
     c->workers = DEFAULT_WORKERS;
     for (int i = 0; i < NSETTINGS; i++) {

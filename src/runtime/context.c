@@ -93,6 +93,9 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     ctx->is_default = is_default;
     ctx->streams = NULL;
     ctx->next_in_device = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->sys_param_set = 0;   /* a new context has no system parameters set */
+    pthread_mutex_unlock(&ctx->lock);
     struct aclsim__stream *def = NULL;
     aclError err = aclsim__stream_create(ctx, NULL, &def, api);
     if (err) {

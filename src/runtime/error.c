@@ -47,6 +47,24 @@ void aclsim__log(int level, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Application logs go through the same filter and sink as the runtime's
+ * (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT), tagged APP with
+ * the caller's function, file and line. */
+void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line,
+               const char *fmt, ...)
+{
+    if (!fmt || (int)logLevel < ACLSIM_LOG_DEBUG || (int)logLevel > ACLSIM_LOG_ERROR)
+        return;
+    char text[ACLSIM_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    const char *base = file ? strrchr(file, '/') : NULL;
+    aclsim__log((int)logLevel, "APP %s:%u %s: %s", base ? base + 1 : file ? file : "?", line,
+                func ? func : "?", text);
+}
+
 /* Logging as configured by aclInit (config.c checks the ASCEND_* variables). */
 void aclsim__log_set(int level, bool print)
 {
