@@ -355,6 +355,64 @@ static void test_fork_from_host_function(void **state)
     parent_still_works();
 }
 
+/* aclFinalizeReference in the child discards the parent's session too. */
+static int child_finalize_reference(void *arg)
+{
+    (void)arg;
+    uint64_t refs = 99;
+    CHILD_CHECK(aclFinalizeReference(&refs) == ACL_SUCCESS && refs == 0);
+    CHILD_CHECK(aclFinalizeReference(&refs) == ACL_ERROR_REPEAT_FINALIZE);
+    CHILD_CHECK(aclFinalize() == ACL_ERROR_REPEAT_FINALIZE);
+    if (!CHILD_MAY_START_THREADS)
+        return 0;
+    CHILD_CHECK(aclInit(NULL) == ACL_SUCCESS);
+    int rc = real_work(0);
+    if (rc)
+        return rc;
+    CHILD_CHECK(aclFinalizeReference(&refs) == ACL_SUCCESS && refs == 0);
+    return 0;
+}
+
+static void test_child_finalize_reference(void **state)
+{
+    (void)state;
+    EXPECT_CHILD_OK(run_child(child_finalize_reference, NULL));
+    parent_still_works();
+}
+
+/* Fork while another thread's aclFinalize waits for a running host
+ * function: the child inherits a session half torn down, and still gets the
+ * fork error and a prompt aclFinalize. */
+static aclError parent_finalize_rc;
+static void parent_finalize(void *arg) { (void)arg; parent_finalize_rc = aclFinalize(); }
+
+static int child_during_finalize(void *arg)
+{
+    (void)arg;
+    int32_t dev;
+    CHILD_CHECK(refused(aclrtGetDevice(&dev), ACL_ERROR_UNINITIALIZE, "aclrtGetDevice"));
+    return start_over();
+}
+
+static void test_fork_during_finalize(void **state)
+{
+    (void)state;
+    struct blocker b;
+    blocker_init(&b);
+    EXPECT_OK(aclrtLaunchHostFunc(parent_stream, blocker_fn, &b));
+    assert_true(gate_wait(&b.started, WAIT_MS));
+    struct call fin;
+    call_start(&fin, parent_finalize, NULL);
+    sleep_ms(20);   /* the finalize is waiting for the host function */
+    int status = run_child(child_during_finalize, NULL);
+    blocker_release(&b);
+    assert_true(call_wait(&fin, WAIT_MS));
+    assert_int_equal(parent_finalize_rc, ACL_SUCCESS);
+    EXPECT_CHILD_OK(status);
+    EXPECT_OK(aclInit(NULL));
+    assert_int_equal(real_work(0), 0);
+}
+
 /* A parent without a session: the child just initializes. */
 static int child_fresh(void *arg)
 {
@@ -389,6 +447,8 @@ int main(void)
         T(test_child_refused_then_starts_over),
         T(test_fork_while_busy),
         T(test_fork_from_host_function),
+        T(test_child_finalize_reference),
+        T(test_fork_during_finalize),
         T(test_fork_without_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -123,6 +123,7 @@ static void finalize_forked(void)
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     aclsim__handles_forget_after_fork(true);
+    aclsim__rt.init_refs = 0;
     atomic_store(&aclsim__rt.forked, false);
     aclsim__log(ACLSIM_LOG_INFO, "aclFinalize: the session inherited over fork() is discarded");
 }
@@ -203,6 +204,12 @@ static aclError finalize(bool run_callbacks)
 aclError aclFinalizeReference(uint64_t *refCount)
 {
     pthread_mutex_lock(&aclsim__rt.lock);
+    if (atomic_load(&aclsim__rt.forked)) {   /* a fork() child discards the parent's session */
+        pthread_mutex_unlock(&aclsim__rt.lock);
+        if (refCount)
+            *refCount = 0;
+        return aclFinalize();
+    }
     uint64_t refs = aclsim__initialized() ? aclsim__rt.init_refs : 0;
     if (refs > 1) {
         refs = --aclsim__rt.init_refs;
@@ -253,6 +260,8 @@ static void atfork_child(void)
     aclsim__kernels_forget_after_fork();
     aclsim__handles_forget_after_fork(false);
     aclsim__errors_forget_after_fork();
+    aclsim__devctl_forget_after_fork();
+    aclsim__initcb_forget_after_fork();
     aclsim__tls_worker = false;   /* fork() from a host function or kernel */
     aclsim__tls_device = NULL;
     aclsim__tls_stream = NULL;
