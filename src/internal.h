@@ -751,5 +751,6 @@ void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
 void aclsim__memory_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
+void aclsim__snapshot_forget_after_fork(void);
 
 #endif /* ACLSIM_INTERNAL_H */
