@@ -32,6 +32,8 @@ extern "C" {
 /* Opaque handles */
 typedef void *aclrtStream;
 typedef void *aclrtEvent;
+typedef void *aclrtNotify;
+typedef void *aclrtCntNotify;
 typedef void *aclrtContext;
 typedef void *aclrtFuncHandle;
 typedef void *aclrtBinHandle;

@@ -26,15 +26,29 @@ static struct config_node { struct config_node *next; struct aclsim__config conf
 static const struct soc {
     const char *name;
     bool symbols;          /* device variables supported by this product family */
+    uint8_t family;        /* enum aclsim__soc_family */
 } socs[] = {
-    {"Ascend910B1", true},   {"Ascend910B2", true},    {"Ascend910B3", true},
-    {"Ascend910B4", true},   {"Ascend910_9391", true}, {"Ascend910_9381", true},
-    {"Ascend910_9372", true}, {"Ascend950PR", true},   {"Ascend950DT", true},
-    {"Ascend310P1", true},   {"Ascend310P3", true},
-    {"Ascend310B1", false},  {"Ascend310B4", false},   {"Ascend910A", false},
-    {"Ascend910B", false},   {"Ascend910ProA", false}, {"Ascend910ProB", false},
-    {"Ascend910PremiumA", false}, {"IPV350", false},
+    {"Ascend910B1", true, ACLSIM_SOC_A2},     {"Ascend910B2", true, ACLSIM_SOC_A2},
+    {"Ascend910B3", true, ACLSIM_SOC_A2},     {"Ascend910B4", true, ACLSIM_SOC_A2},
+    {"Ascend910_9391", true, ACLSIM_SOC_A3},  {"Ascend910_9381", true, ACLSIM_SOC_A3},
+    {"Ascend910_9372", true, ACLSIM_SOC_A3},  {"Ascend950PR", true, ACLSIM_SOC_950},
+    {"Ascend950DT", true, ACLSIM_SOC_950},    {"Ascend310P1", true, ACLSIM_SOC_310P},
+    {"Ascend310P3", true, ACLSIM_SOC_310P},   {"Ascend310B1", false, ACLSIM_SOC_310B},
+    {"Ascend310B4", false, ACLSIM_SOC_310B},  {"Ascend910A", false, ACLSIM_SOC_910},
+    {"Ascend910B", false, ACLSIM_SOC_910},    {"Ascend910ProA", false, ACLSIM_SOC_910},
+    {"Ascend910ProB", false, ACLSIM_SOC_910}, {"Ascend910PremiumA", false, ACLSIM_SOC_910},
+    {"IPV350", false, ACLSIM_SOC_IPV350},
 };
+
+aclError aclsim__require_soc(unsigned mask, const char *api)
+{
+    const struct aclsim__config *c = aclsim__config();
+    if (ACLSIM_LIKELY(mask & (1u << c->soc_family)))
+        return ACL_SUCCESS;
+    return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                        "not supported on %s (ACLSIM_SOC_VERSION): CANN supports it only on "
+                        "other products", c->soc_name);
+}
 
 static const struct soc *find_soc(const char *name)
 {
@@ -265,6 +279,7 @@ environment:
                             "Ascend910_9391, Ascend950PR, Ascend310P3; see the README)",
                             soc.name, soc.origin, soc.text);
     c->symbols_supported = s->symbols;
+    c->soc_family = s->family;
     c->device_memory = DEFAULT_MEMORY;
     if (memory.present && (!aclsim__parse_size(memory.text, &c->device_memory) ||
                            c->device_memory < ((size_t)1 << 20) ||
@@ -366,6 +381,8 @@ aclError aclFinalize(void)
     aclsim__binaries_finalize();
     pthread_mutex_lock(&aclsim__rt.lock);
     aclsim__events_finalize();
+    aclsim__notifies_finalize();
+    aclsim__waits_finalize();
     aclsim__memory_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     aclsim__rt.finalizing = false;
