@@ -436,6 +436,7 @@ struct aclsim__stream {
     struct aclsim__stream *watch_next, *watch_prev;
     bool watched;
     bool wait_expired;              /* the watcher woke it: timeout or reset */
+    bool wait_granted;              /* woken because its wait passed (and consumed) */
     struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */
     uint64_t wait_deadline;         /* ns, 0: none */
     /* A task failed asynchronously (a wait timed out or was aborted): the

@@ -194,6 +194,7 @@ void aclsim__wake(struct aclsim__stream *wake)
         wake = s->next_waiting;
         pthread_mutex_lock(&s->lock);
         watch_unlink(s);
+        s->wait_granted = true;   /* it passed (and took what it consumes) */
         s->state = ACLSIM_STREAM_QUEUED;
         pthread_mutex_unlock(&s->lock);
         aclsim__schedule(s);
@@ -230,7 +231,7 @@ bool aclsim__wait_ready(struct aclsim__stream *s, struct aclsim__task *t)
                                    t->u.sync.timeout_s);
         return true;
     }
-    if (!ops->ready(t))
+    if (!(mine && s->wait_granted) && !ops->ready(t))
         return false;
     s->wait_task = NULL;
     return true;
@@ -242,6 +243,7 @@ bool aclsim__wait_park(struct aclsim__stream *s, struct aclsim__task *t)
     if (s->wait_task != t) {   /* first time this wait parks: its timeout starts */
         s->wait_task = t;
         s->wait_expired = false;
+        s->wait_granted = false;
         s->wait_deadline = t->u.sync.timeout_s
                                ? deadline_after((uint64_t)t->u.sync.timeout_s * 1000000000u)
                                : 0;
@@ -311,6 +313,7 @@ static uint64_t scan(bool have_guard, struct aclsim__stream **wake)
         }
         if (fire) {
             watch_unlink_locked(s);
+            s->wait_granted = !s->wait_expired;   /* a memory wait saw its value */
             s->state = ACLSIM_STREAM_QUEUED;
             s->next_waiting = *wake;
             *wake = s;
