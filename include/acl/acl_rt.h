@@ -56,6 +56,265 @@ typedef enum aclrtRunMode {
     ACL_HOST,
 } aclrtRunMode;
 
+/* Process-wide setup and error reporting */
+ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
+ACL_FUNC_VISIBILITY aclError aclFinalize(void);
+ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
+ACL_FUNC_VISIBILITY aclError aclFinalizeReference(uint64_t *refCount);
+
+typedef enum aclRegisterCallbackType {
+    ACL_REG_TYPE_ACL_MODEL,
+    ACL_REG_TYPE_ACL_OP_EXECUTOR,
+    ACL_REG_TYPE_ACL_OP_CBLAS,
+    ACL_REG_TYPE_ACL_OP_COMPILER,
+    ACL_REG_TYPE_ACL_TDT_CHANNEL,
+    ACL_REG_TYPE_ACL_TDT_QUEUE,
+    ACL_REG_TYPE_ACL_DVPP,
+    ACL_REG_TYPE_ACL_RETR,
+    ACL_REG_TYPE_OTHER = 0xFFFF,
+} aclRegisterCallbackType;
+
+typedef aclError (*aclInitCallbackFunc)(const char *configStr, size_t len, void *userData);
+typedef aclError (*aclFinalizeCallbackFunc)(void *userData);
+
+ACL_FUNC_VISIBILITY aclError aclInitCallbackRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc,
+                                                     void *userData);
+ACL_FUNC_VISIBILITY aclError aclInitCallbackUnRegister(aclRegisterCallbackType type, aclInitCallbackFunc cbFunc);
+ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackRegister(aclRegisterCallbackType type,
+                                                         aclFinalizeCallbackFunc cbFunc, void *userData);
+ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackType type,
+                                                           aclFinalizeCallbackFunc cbFunc);
+
+/* ---- system: versions, device information and identities ------------------ */
+
+#define ACL_PKG_VERSION_MAX_SIZE 128
+#define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
+
+typedef enum aclCANNPackageName {
+    ACL_PKG_NAME_CANN,
+    ACL_PKG_NAME_RUNTIME,
+    ACL_PKG_NAME_COMPILER,
+    ACL_PKG_NAME_HCCL,
+    ACL_PKG_NAME_TOOLKIT,
+    ACL_PKG_NAME_OPP,
+    ACL_PKG_NAME_OPP_KERNEL,
+    ACL_PKG_NAME_DRIVER
+} aclCANNPackageName;
+
+typedef struct aclCANNPackageVersion {
+    char version[ACL_PKG_VERSION_MAX_SIZE];
+    char majorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char minorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char releaseVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char patchVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
+    char reserved[ACL_PKG_VERSION_MAX_SIZE];
+} aclCANNPackageVersion;
+
+#define ACL_HOST_DEVICE_CONNECT_TYPE_PCIE 0
+#define ACL_HOST_DEVICE_CONNECT_TYPE_HCCS 1
+#define ACL_HOST_DEVICE_CONNECT_TYPE_UB 2
+
+#define ACL_DEV_FEATURE_SUPPORT 0x00000001
+#define ACL_DEV_FEATURE_NOT_SUPPORT 0x00000000
+
+typedef enum {
+    ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
+    ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
+    ACL_DEV_ATTR_CUBE_CORE_NUM = 102,
+    ACL_DEV_ATTR_VECTOR_CORE_NUM = 201,
+    ACL_DEV_ATTR_WARP_SIZE = 202,
+    ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203,
+    ACL_DEV_ATTR_LOCAL_MEM_PER_VECTOR_CORE ACL_DEPRECATED_MESSAGE(
+        "Use ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE instead") = 204,
+    ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204,
+    ACL_DEV_ATTR_MAX_GRID_DIM_X = 205,
+    ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206,
+    ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207,
+    ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208,
+    ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212,
+    ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301,
+    ACL_DEV_ATTR_L2_CACHE_SIZE = 302,
+    ACL_DEV_ATTR_SMP_ID = 401U,
+    ACL_DEV_ATTR_PHY_CHIP_ID = 402U,
+    ACL_DEV_ATTR_SUPER_POD_DEVIDE_ID = 403U,   /* deprecated spelling */
+    ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403U,
+    ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404U,
+    ACL_DEV_ATTR_SUPER_POD_ID = 405U,
+    ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406U,
+    ACL_DEV_ATTR_MAINBOARD_ID = 407U,
+    ACL_DEV_ATTR_HD_CONNECT_TYPE = 408U,
+    ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409U,
+    ACL_DEV_ATTR_IS_VIRTUAL = 501U,
+    ACL_DEV_ATTR_NPU_ARCH = 601U,
+} aclrtDevAttr;
+
+#define ACL_DEVICE_FORM_FACTOR_POD 0
+#define ACL_DEVICE_FORM_FACTOR_A_K 1
+#define ACL_DEVICE_FORM_FACTOR_A_X 2
+#define ACL_DEVICE_FORM_FACTOR_PCIE_CARD 3
+
+typedef enum {
+    ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV = 1,
+    ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV = 21,
+} aclrtDevFeatureType;
+
+#define ACL_RT_DEVS_TOPOLOGY_HCCS 0x01ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIX 0x02ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIB 0x04ULL
+#define ACL_RT_DEVS_TOPOLOGY_PHB 0x08ULL
+#define ACL_RT_DEVS_TOPOLOGY_SYS 0x10ULL
+#define ACL_RT_DEVS_TOPOLOGY_SIO 0x20ULL
+#define ACL_RT_DEVS_TOPOLOGY_HCCS_SW 0x40ULL
+
+typedef struct aclrtUuid {
+    char bytes[16];
+} aclrtUuid;
+
+ACL_DEPRECATED_MESSAGE("aclsysGetCANNVersion is deprecated, use aclsysGetVersionStr and aclsysGetVersionNum instead")
+ACL_FUNC_VISIBILITY aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version);
+ACL_FUNC_VISIBILITY aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
+ACL_FUNC_VISIBILITY aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum);
+ACL_FUNC_VISIBILITY aclError aclrtCheckArchCompatibility(const char *socVersion, int32_t *canCompatible);
+
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatureType,
+                                                      int32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId, uint64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetPCIBusId(int32_t deviceId, char *pciBusId, int32_t len);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId, int32_t *const userDevid);
+ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId, int32_t *const logicDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t *const phyDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByPhyDevId(const int32_t phyDevId, int32_t *const userDevId);
+ACL_FUNC_VISIBILITY aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId, int32_t *const phyDevId);
+
+/* ---- runtime configuration, device control and limits --------------------- */
+
+typedef enum aclrtDeviceLimit {
+    ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE = 0,
+    ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE = 1,
+    ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE = 2,
+    ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE = 3,
+    ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE = 4,
+} aclrtDeviceLimit;
+
+typedef enum {
+    ACL_RT_DEV_RES_CUBE_CORE = 0,
+    ACL_RT_DEV_RES_VECTOR_CORE,
+} aclrtDevResLimitType;
+
+typedef enum aclrtTsId {
+    ACL_TS_ID_AICORE = 0,
+    ACL_TS_ID_AIVECTOR = 1,
+    ACL_TS_ID_RESERVED = 2,
+} aclrtTsId;
+
+typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+typedef struct aclrtUtilizationInfo {
+    int32_t cubeUtilization;
+    int32_t vectorUtilization;
+    int32_t aicpuUtilization;
+    int32_t memoryUtilization;
+    aclrtUtilizationExtendInfo *utilizationExtend;   /* reserved: NULL */
+} aclrtUtilizationInfo;
+
+ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value);
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceResLimit(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, uint32_t value);
+ACL_FUNC_VISIBILITY aclError aclrtResetStreamResLimit(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUseStreamResInCurrentThread(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active);
+ACL_FUNC_VISIBILITY aclError aclrtSetTsDevice(aclrtTsId tsId);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo);
+
+typedef enum aclrtAtomicOperation {
+    ACL_RT_ATOMIC_OPERATION_INTEGER_ADD = 0,
+    ACL_RT_ATOMIC_OPERATION_INTEGER_MIN = 1,
+    ACL_RT_ATOMIC_OPERATION_INTEGER_MAX = 2,
+    ACL_RT_ATOMIC_OPERATION_INTEGER_INCREMENT = 3,
+    ACL_RT_ATOMIC_OPERATION_INTEGER_DECREMENT = 4,
+    ACL_RT_ATOMIC_OPERATION_AND = 5,
+    ACL_RT_ATOMIC_OPERATION_OR = 6,
+    ACL_RT_ATOMIC_OPERATION_XOR = 7,
+    ACL_RT_ATOMIC_OPERATION_EXCHANGE = 8,
+    ACL_RT_ATOMIC_OPERATION_CAS = 9,
+    ACL_RT_ATOMIC_OPERATION_FLOAT_ADD = 10,
+    ACL_RT_ATOMIC_OPERATION_FLOAT_MIN = 11,
+    ACL_RT_ATOMIC_OPERATION_FLOAT_MAX = 12,
+    ACL_RT_ATOMIC_OPERATION_DMA_ADD = 30,
+    ACL_RT_ATOMIC_OPERATION_DMA_MIN = 31,
+    ACL_RT_ATOMIC_OPERATION_DMA_MAX = 32,
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_ADD = 40,
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MIN = 41,
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_MAX = 42,
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_CAS = 43,
+    ACL_RT_ATOMIC_OPERATION_SIMD_SCALAR_EXCH = 44,
+} aclrtAtomicOperation;
+
+typedef enum aclrtAtomicOperationCapability {
+    ACL_RT_ATOMIC_CAPABILITY_SIGNED = 1U << 0,
+    ACL_RT_ATOMIC_CAPABILITY_UNSIGNED = 1U << 1,
+    ACL_RT_ATOMIC_CAPABILITY_REDUCATION = 1U << 2,   /* deprecated spelling */
+    ACL_RT_ATOMIC_CAPABILITY_REDUCTION = 1U << 2,
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR8 = 1U << 3,
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR16 = 1U << 4,
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR32 = 1U << 5,
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR64 = 1U << 6,
+    ACL_RT_ATOMIC_CAPABILITY_SCALAR128 = 1U << 7,
+    ACL_RT_ATOMIC_CAPABILITY_VECTOR32X4 = 1U << 8,
+} aclrtAtomicOperationCapability;
+
+typedef struct aclrtMemUsageInfo {
+    char name[32];
+    uint64_t curMemSize;
+    uint64_t memPeakSize;
+    size_t reserved[8];
+} aclrtMemUsageInfo;
+
+typedef enum aclrtGroupAttr {
+    ACL_GROUP_AICORE_INT,
+    ACL_GROUP_AIV_INT,
+    ACL_GROUP_AIC_INT,
+    ACL_GROUP_SDMANUM_INT,
+    ACL_GROUP_ASQNUM_INT,
+    ACL_GROUP_GROUPID_INT
+} aclrtGroupAttr;
+
+typedef struct tagRtGroupInfo aclrtGroupInfo;
+
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetHostAtomicCapabilities(uint32_t *capabilities,
+                                                                  const aclrtAtomicOperation *operations,
+                                                                  const uint32_t count, int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t *capabilities,
+                                                                 const aclrtAtomicOperation *operations,
+                                                                 const uint32_t count, int32_t srcDeviceId,
+                                                                 int32_t dstDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
+                                                  size_t inputNum, size_t *outputNum);
+ACL_FUNC_VISIBILITY aclError aclrtSetGroup(int32_t groupId);
+ACL_FUNC_VISIBILITY aclError aclrtGetGroupCount(uint32_t *count);
+ACL_FUNC_VISIBILITY aclrtGroupInfo *aclrtCreateGroupInfo(void);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyGroupInfo(aclrtGroupInfo *groupInfo);
+ACL_FUNC_VISIBILITY aclError aclrtGetAllGroupInfo(aclrtGroupInfo *groupInfo);
+ACL_FUNC_VISIBILITY aclError aclrtGetGroupInfoDetail(const aclrtGroupInfo *groupInfo, int32_t groupIndex,
+                                                     aclrtGroupAttr attr, void *attrValue, size_t valueLen,
+                                                     size_t *paramRetSize);
+
 typedef enum aclrtEventStatus {
     ACL_EVENT_STATUS_COMPLETE = 0,
     ACL_EVENT_STATUS_NOT_READY = 1,

@@ -84,9 +84,9 @@ void aclsim__event_unref(struct aclsim__event *ev)
 /* Events a device holds at most (CANN's support tables). */
 static uint32_t event_limit(void)
 {
-    switch (aclsim__config()->soc_family) {
-    case ACLSIM_SOC_310P: return 1023;
-    case ACLSIM_SOC_910: return 65535;
+    switch (aclsim__soc_current()->family) {
+    case ACLSIM_FAMILY_INFERENCE: return 1023;
+    case ACLSIM_FAMILY_TRAINING: return 65535;
     default: return 65536;
     }
 }
@@ -242,15 +242,14 @@ static struct aclsim__event *event_of(aclrtEvent event, const char *what, const 
 /* The SoC check every event function makes after its NULL checks. */
 static aclError events_supported(const char *api)
 {
-    return aclsim__require_soc(ACLSIM_SOCS_ALL_BUT_IPV350, api);
+    return aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
 }
 
 /* Looks up event for api: init, NULL (100000), SoC (207000), handle (107017). */
 static struct aclsim__event *event_for(aclrtEvent event, const char *api, aclError *err)
 {
     if (!aclsim__initialized()) {
-        *err = aclsim__fail(ACL_ERROR_UNINITIALIZE, api,
-                            "the runtime is not initialized (call aclInit first)");
+        *err = aclsim__not_initialized(api);
         return NULL;
     }
     if (!event) {
@@ -351,7 +350,7 @@ aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
                             "flag %#x is invalid: ACL_EVENT_DEVICE_USE_ONLY and "
                             "ACL_EVENT_EXTERNAL cannot be combined with other flags", flag);
     if (flag == ACL_EVENT_DEVICE_USE_ONLY &&
-        (err = aclsim__require_soc(~((1u << ACLSIM_SOC_310B) | (1u << ACLSIM_SOC_910)), api)))
+        (err = aclsim__soc_check(api, ~(ACLSIM_FAMILIES(EDGE) | ACLSIM_FAMILIES(TRAINING)))))
         return err;
     return create_event(event, flag, false, api);
 }
@@ -518,7 +517,7 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "flag %u is invalid: ACL_EVENT_RECORD_DEFAULT (0) or "
                             "ACL_EVENT_RECORD_EXTERNAL (1)", flag);
-    aclError err = aclsim__require_soc(ACLSIM_SOCS_950_A3_A2, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
     return err ? err : record_event(event, stream, flag, api);
 }
 
@@ -579,7 +578,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint
     if (flag == ACL_EVENT_WAIT_EXTERNAL && timeout != 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "timeout %u is invalid: ACL_EVENT_WAIT_EXTERNAL takes 0", timeout);
-    aclError err = aclsim__require_soc(ACLSIM_SOCS_950_A3_A2, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
     return err ? err : wait_event(stream, event, timeout, flag, api);
 }
 
@@ -698,8 +697,7 @@ static struct aclsim__event *query_checks(aclrtEvent event, const void *out, con
                                           const char *api, aclError *err)
 {
     if (!aclsim__initialized()) {
-        *err = aclsim__fail(ACL_ERROR_UNINITIALIZE, api,
-                            "the runtime is not initialized (call aclInit first)");
+        *err = aclsim__not_initialized(api);
         return NULL;
     }
     if (!out && event) {
@@ -893,4 +891,21 @@ aclError aclrtGetEventAvailNum(uint32_t *eventCount)
     uint32_t used = aclsim__id_used(&event_ids[ctx->device->id]), limit = event_limit();
     *eventCount = used < limit ? limit - used : 0;
     return ACL_SUCCESS;
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE): the events of the
+ * inherited session are freed whatever their references (the tasks and
+ * threads holding those are gone). */
+void aclsim__events_forget_after_fork(void)
+{
+    pthread_mutex_init(&live_lock, NULL);
+    while (live_events) {
+        struct aclsim__event *ev = live_events;
+        live_unlink(ev);
+        aclsim__handle_free(ev->handle);
+        free(ev->done_after);
+        free(ev);
+    }
+    for (int i = 0; i < ACLSIM_MAX_DEVICES; i++)   /* nothing holds an id any more */
+        aclsim__idpool_forget_after_fork(&event_ids[i]);
 }

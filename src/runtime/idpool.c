@@ -50,3 +50,11 @@ uint32_t aclsim__id_used(struct aclsim__idpool *pool)
     pthread_mutex_unlock(&pool->lock);
     return n;
 }
+
+void aclsim__idpool_forget_after_fork(struct aclsim__idpool *pool)
+{
+    pthread_mutex_init(&pool->lock, NULL);
+    pool->used = pool->next = 0;
+    free(pool->bits);
+    pool->bits = NULL;
+}

@@ -11,7 +11,7 @@
  */
 #include "internal.h"
 
-#define VALUE_SOCS ACLSIM_SOCS_950_A3_A2
+#define VALUE_SOCS ACLSIM_A5_A3_A2
 
 static bool compare(uint64_t cur, uint64_t value, uint32_t flag)
 {
@@ -82,7 +82,7 @@ static aclError first_checks(void *devAddr, const char *api)
     ACLSIM_REQUIRE_INIT(api);
     if (!devAddr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devAddr is NULL");
-    return aclsim__require_soc(VALUE_SOCS, api);
+    return aclsim__soc_check(api, VALUE_SOCS);
 }
 
 aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream)

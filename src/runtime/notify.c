@@ -38,11 +38,11 @@ static struct aclsim__idpool notify_ids[ACLSIM_MAX_DEVICES] = {
 /* Notifies a device holds at most (CANN's support tables). */
 static uint32_t notify_limit(void)
 {
-    switch (aclsim__config()->soc_family) {
-    case ACLSIM_SOC_950: return 65535;
-    case ACLSIM_SOC_A3:
-    case ACLSIM_SOC_A2: return 8192;
-    case ACLSIM_SOC_310B: return 2048;
+    switch (aclsim__soc_current()->family) {
+    case ACLSIM_FAMILY_A5: return 65535;
+    case ACLSIM_FAMILY_A3:
+    case ACLSIM_FAMILY_A2: return 8192;
+    case ACLSIM_FAMILY_EDGE: return 2048;
     default: return 1024;
     }
 }
@@ -170,19 +170,20 @@ static aclError first_checks(const void *arg, const char *name, unsigned socs, c
     ACLSIM_REQUIRE_INIT(api);
     if (!arg)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
-    return aclsim__require_soc(socs, api);
+    return aclsim__soc_check(api, socs);
 }
 
-#define NOTIFY_SOCS ACLSIM_SOCS_ALL_BUT_IPV350
-#define CNT_SOCS (1u << ACLSIM_SOC_950)
+#define NOTIFY_SOCS ACLSIM_ALL_BUT_IPV
+#define CNT_SOCS ACLSIM_FAMILIES(A5)
 
 /* The notify behind a handle, referenced (107017 if not live). */
 static struct aclsim__notify *notify_of(const void *handle, bool counting, const char *api,
                                         aclError *err)
 {
     pthread_mutex_lock(&live_lock);
-    struct aclsim__notify *n =
-        aclsim__handle_get(handle, counting ? ACLSIM_H_CNT_NOTIFY : ACLSIM_H_NOTIFY);
+    struct aclsim__notify *n = aclsim__handle_get(handle, ACLSIM_H_NOTIFY);
+    if (n && n->counting != counting)   /* one handle kind for both */
+        n = NULL;
     if (n)
         atomic_fetch_add(&n->refs, 1);
     pthread_mutex_unlock(&live_lock);
@@ -213,7 +214,7 @@ static aclError create(void **out, bool counting, const char *api)
                             "device %d has no notify left (%u in use)", ctx->device->id,
                             aclsim__id_used(&notify_ids[ctx->device->id]));
     }
-    n->handle = aclsim__handle_new(counting ? ACLSIM_H_CNT_NOTIFY : ACLSIM_H_NOTIFY, n);
+    n->handle = aclsim__handle_new(ACLSIM_H_NOTIFY, n);
     if (!n->handle) {
         notify_unref(n);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a notify");
@@ -341,7 +342,7 @@ aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)
 aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
 {
     static const char api[] = "aclrtNotifyBatchReset";
-    aclError err = first_checks(notifies, "notifies", ACLSIM_SOCS_950_A3_A2, api);
+    aclError err = first_checks(notifies, "notifies", ACLSIM_A5_A3_A2, api);
     if (err)
         return err;
     if (num == 0)
@@ -453,4 +454,20 @@ aclError aclrtCntNotifyGetId(aclrtCntNotify cntNotify, uint32_t *notifyId)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "notifyId is NULL");
     aclError err = first_checks(cntNotify, "cntNotify", CNT_SOCS, api);
     return err ? err : get_id(cntNotify, true, notifyId, api);
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE): the inherited
+ * notifies are freed whatever their references (the tasks holding those are
+ * gone), and no id is held any more. */
+void aclsim__notifies_forget_after_fork(void)
+{
+    pthread_mutex_init(&live_lock, NULL);
+    while (live_notifies) {
+        struct aclsim__notify *n = live_notifies;
+        live_unlink(n);
+        aclsim__handle_free(n->handle);
+        free(n);
+    }
+    for (int i = 0; i < ACLSIM_MAX_DEVICES; i++)
+        aclsim__idpool_forget_after_fork(&notify_ids[i]);
 }

@@ -128,6 +128,16 @@ static void watch_unlink(struct aclsim__stream *s)
 
 static void *watcher_main(void *arg);
 
+/* Caller holds watch_lock. */
+static void start_watcher_locked(void)
+{
+    int rc = pthread_create(&watcher, NULL, watcher_main, NULL);
+    if (rc == 0)
+        watcher_running = true;
+    else   /* timeouts and memory polling stay off; objects still wake waits */
+        aclsim__log(ACLSIM_LOG_ERROR, "cannot start the wait watcher thread: %s", strerror(rc));
+}
+
 /* s->lock held, s just PARKED. */
 static void watch_link(struct aclsim__stream *s)
 {
@@ -139,14 +149,8 @@ static void watch_link(struct aclsim__stream *s)
         watched->watch_prev = s;
     watched = s;
     s->watched = true;
-    if (!watcher_running && !watcher_stop) {
-        int rc = pthread_create(&watcher, NULL, watcher_main, NULL);
-        if (rc == 0)
-            watcher_running = true;
-        else   /* timeouts and memory polling stay off; objects still wake waits */
-            aclsim__log(ACLSIM_LOG_ERROR, "cannot start the wait watcher thread: %s",
-                        strerror(rc));
-    }
+    if (!watcher_running)
+        start_watcher_locked();
     pokes++;
     pthread_cond_signal(&watch_cond);
     pthread_mutex_unlock(&watch_lock);
@@ -254,9 +258,10 @@ bool aclsim__wait_park(struct aclsim__stream *s, struct aclsim__task *t)
      * the guard (see memop.c). */
     if (ops->poll)
         atomic_fetch_add_explicit(&aclsim__memory_watched, 1, memory_order_seq_cst);
-    if (!ops->park(t, s)) {
+    if (!ops->park(t, s)) {   /* it passed meanwhile, and took what it consumes */
         if (ops->poll)
             atomic_fetch_sub_explicit(&aclsim__memory_watched, 1, memory_order_release);
+        s->wait_granted = true;
         return false;
     }
     watch_link(s);
@@ -378,24 +383,40 @@ void aclsim__waits_abort_device(struct aclsim__device *dev)
     poke();
 }
 
+/* Stops and joins the watcher thread; caller holds watch_lock (released
+ * while joining). */
+static void stop_watcher_locked(void)
+{
+    if (!watcher_running)
+        return;
+    watcher_stop = true;
+    pthread_cond_signal(&watch_cond);
+    pthread_mutex_unlock(&watch_lock);
+    pthread_join(watcher, NULL);
+    pthread_mutex_lock(&watch_lock);
+    watcher_running = false;
+    watcher_stop = false;   /* the next parked wait starts it again */
+}
+
 void aclsim__waits_resume_device(struct aclsim__device *dev)
 {
     atomic_store_explicit(&aborting[dev->id], false, memory_order_release);
+    /* Nothing parked any more: the watcher goes with the device's workers. */
+    pthread_once(&watch_once, watch_init);
+    pthread_mutex_lock(&watch_lock);
+    if (!watched) {
+        stop_watcher_locked();
+        if (watched)   /* a wait parked while it stopped */
+            start_watcher_locked();
+    }
+    pthread_mutex_unlock(&watch_lock);
 }
 
 void aclsim__waits_finalize(void)
 {
     pthread_once(&watch_once, watch_init);
     pthread_mutex_lock(&watch_lock);
-    bool running = watcher_running;
-    watcher_stop = true;
-    pthread_cond_signal(&watch_cond);
-    pthread_mutex_unlock(&watch_lock);
-    if (running)
-        pthread_join(watcher, NULL);
-    pthread_mutex_lock(&watch_lock);
-    watcher_running = false;
-    watcher_stop = false;   /* a later aclInit may park waits again */
+    stop_watcher_locked();
     pthread_mutex_unlock(&watch_lock);
 }
 
@@ -425,4 +446,18 @@ aclError aclsim__stream_take_failure(struct aclsim__stream *s, const char *api)
     if (ACLSIM_LIKELY(!code))
         return ACL_SUCCESS;
     return aclsim__fail(code, api, "a task of the stream failed: %s", msg);
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE): the watcher thread
+ * and the parked streams are the parent's; the child starts with none. */
+void aclsim__waits_forget_after_fork(void)
+{
+    pthread_mutex_init(&watch_lock, NULL);
+    pthread_rwlock_init(&guard, NULL);
+    pthread_once(&watch_once, watch_init);
+    watched = NULL;
+    watcher_running = watcher_stop = false;
+    atomic_store(&aclsim__memory_watched, 0);
+    for (int i = 0; i < ACLSIM_MAX_DEVICES; i++)
+        atomic_store(&aborting[i], false);
 }
