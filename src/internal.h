@@ -594,6 +594,11 @@ void aclsim__event_unref(struct aclsim__event *ev);
 /* Marks record seq of ev finished (stamp: with the time it ran) and
  * reschedules the streams parked on it. */
 void aclsim__event_complete(struct aclsim__event *ev, uint64_t seq, bool stamp);
+/* aclrtStreamWaitEvent with a timeout in seconds (0: none), all checks
+ * included, as api: for the other wait-event entry points
+ * (aclrtStreamWaitEventWithTimeout, the op wait timeout). */
+aclError aclsim__stream_wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeout_s,
+                                   const char *api);
 
 /* ---- idpool.c: per-device ids of events and notifies -------------------- */
 struct aclsim__idpool { pthread_mutex_t lock; uint32_t used, next; uint8_t *bits; };

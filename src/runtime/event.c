@@ -559,6 +559,12 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
     return err;
 }
 
+aclError aclsim__stream_wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeout_s,
+                                   const char *api)
+{
+    return wait_event(stream, event, timeout_s, ACL_EVENT_WAIT_DEFAULT, api);
+}
+
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
     return wait_event(stream, event, 0, ACL_EVENT_WAIT_DEFAULT, "aclrtStreamWaitEvent");

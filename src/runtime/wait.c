@@ -221,6 +221,10 @@ bool aclsim__wait_ready(struct aclsim__stream *s, struct aclsim__task *t)
 {
     const struct aclsim__wait_ops *ops = t->u.sync.ops;
     bool mine = s->wait_task == t;
+    if (mine && s->wait_granted) {   /* woken because it passed: a deadline since is moot */
+        s->wait_task = NULL;
+        return true;
+    }
     if (device_aborting(s)) {
         s->wait_task = NULL;
         aclsim__stream_task_failed(s, ACL_ERROR_RT_STREAM_ABORT,
@@ -235,7 +239,7 @@ bool aclsim__wait_ready(struct aclsim__stream *s, struct aclsim__task *t)
                                    t->u.sync.timeout_s);
         return true;
     }
-    if (!(mine && s->wait_granted) && !ops->ready(t))
+    if (!ops->ready(t))
         return false;
     s->wait_task = NULL;
     return true;
