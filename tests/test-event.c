@@ -57,6 +57,20 @@ static void test_uninitialized(void **state)
     aclrtEventRecordedStatus st;
     assert_int_equal(aclrtQueryEventStatus(ev, &st), ACL_ERROR_UNINITIALIZE);
     expect_msg("aclrtQueryEventStatus", NULL);
+    /* the extended API too, even with NULL arguments */
+    uint32_t u;
+    uint64_t ts;
+    aclrtEventStatus es;
+    aclrtEventWaitStatus ws;
+    aclError rc[] = {aclrtCreateEventWithFlag(NULL, 0), aclrtCreateEventExWithFlag(&ev, 1),
+                     aclrtRecordEventWithFlag(NULL, NULL, 0), aclrtResetEvent(NULL, NULL),
+                     aclrtQueryEvent(NULL, &es), aclrtQueryEventWaitStatus(NULL, &ws),
+                     aclrtSynchronizeEventWithTimeout(NULL, -5), aclrtEventGetTimestamp(NULL, &ts),
+                     aclrtStreamWaitEventWithFlag(NULL, NULL, 0, 9), aclrtGetEventId(NULL, &u),
+                     aclrtGetEventAvailNum(&u)};
+    for (size_t i = 0; i < sizeof rc / sizeof rc[0]; i++)
+        assert_int_equal(rc[i], ACL_ERROR_UNINITIALIZE);
+    drain_msg();
 }
 
 static void test_create_destroy(void **state)

@@ -257,6 +257,15 @@ static void test_product_support(void **state)
     ASSERT_OK(aclrtFree(p));
 }
 
+static void test_uninitialized(void **state)
+{
+    (void)state;
+    uint64_t x = 0;
+    assert_int_equal(aclrtValueWrite(&x, 1, 0, NULL), ACL_ERROR_UNINITIALIZE);
+    assert_int_equal(aclrtValueWait(NULL, 1, 0, NULL), ACL_ERROR_UNINITIALIZE);
+    expect_msg("aclrtValueWait", "aclInit");
+}
+
 /* ---- threads ----------------------------------------------------------------------- */
 
 #define ROUNDS 300
@@ -324,6 +333,7 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_uninitialized, setup_clean, teardown_clean),
         T(test_comparisons),
         T(test_released_by_every_writer),
         T(test_waits_park),

@@ -405,6 +405,24 @@ static void test_cnt_bad_inputs(void **state)
     EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "counting notify", aclrtCntNotifyDestroy(c));
 }
 
+static void test_uninitialized(void **state)
+{
+    (void)state;
+    aclrtNotify n;
+    uint32_t id;
+    aclrtCntNotifyRecordInfo ri = {ACL_RT_CNT_NOTIFY_RECORD_ADD_MODE, 1};
+    aclrtCntNotifyWaitInfo wi = {0};
+    aclError rc[] = {aclrtCreateNotify(&n, 0), aclrtDestroyNotify(NULL), aclrtRecordNotify(NULL, NULL),
+                     aclrtWaitAndResetNotify(NULL, NULL, 0), aclrtGetNotifyId(NULL, &id),
+                     aclrtNotifyBatchReset(NULL, 0), aclrtCntNotifyCreate(&n, 0),
+                     aclrtCntNotifyDestroy(NULL), aclrtCntNotifyRecord(NULL, NULL, &ri),
+                     aclrtCntNotifyWaitWithTimeout(NULL, NULL, &wi), aclrtCntNotifyReset(NULL, NULL),
+                     aclrtCntNotifyGetId(NULL, &id)};
+    for (size_t i = 0; i < sizeof rc / sizeof rc[0]; i++)
+        assert_int_equal(rc[i], ACL_ERROR_UNINITIALIZE);
+    expect_msg("aclInit");
+}
+
 /* ---- threads ---------------------------------------------------------------------- */
 
 #define ROUNDS 200
@@ -473,6 +491,7 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_uninitialized, setup_clean, teardown_clean),
         T(test_record_releases_one_wait),
         T(test_waits_park),
         T(test_wait_timeout),
