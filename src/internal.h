@@ -361,6 +361,10 @@ struct aclsim__device {
     atomic_uint vars_generation;         /* registry generation fully instantiated */
     /* Time workers spent in kernel blocks, for aclrtGetDeviceUtilizationRate. */
     atomic_uint_fast64_t kernel_busy_ns;
+    /* overflow.c: the saturation mode new streams get, and whether a kernel
+     * reported a float overflow since the status was last cleared. */
+    atomic_uchar sat_mode;
+    atomic_bool float_overflow;
 
     /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
     pthread_mutex_t exec_lock;
@@ -402,6 +406,10 @@ struct aclsim__context {
      * says whether option i was set. */
     int64_t sys_param[4];
     uint8_t sys_param_set;
+    /* aclrtCtxGetFloatOverflowAddr: 64 bytes of device memory, made on first
+     * request; kernels of the context's streams set its first word when they
+     * report an overflow (overflow.c). Freed with the context. */
+    void *_Atomic overflow_addr;
 };
 
 /* The calling thread's current context, or 107002 with a message. */
@@ -418,7 +426,7 @@ void aclsim__set_current(struct aclsim__context *ctx);
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
-                         ACLSIM_TASK_SIGNAL };
+                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_SIGNAL };
 
 struct aclsim__event;
 struct aclsim__task;
@@ -463,8 +471,13 @@ struct aclsim__task {
         struct { void *dst; const void *src; atomic_bool *ran; } copy;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
-        /* cores: the resource limit in force at launch (0: none, devctl.c). */
-        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores; } kernel;
+        /* cores: the resource limit in force at launch (0: none, devctl.c);
+         * sat_mode and overflow_check: the stream's when it was launched. */
+        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores;
+                 uint8_t sat_mode; bool overflow_check; } kernel;
+        /* Writes the device's float-overflow status (size bytes) to dst, or
+         * clears the status (overflow.c). */
+        struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
         /* WAIT and SIGNAL: timeout_s 0 waits forever. */
@@ -495,6 +508,10 @@ struct aclsim__stream {
     pthread_cond_t progress;        /* broadcast when completed grows or state idles */
     /* Bumped (under lock) each time the struct starts a new life. */
     atomic_uint epoch;
+    /* Float overflow (overflow.c): the device's saturation mode when the
+     * stream was created, and its overflow-detection switch. */
+    atomic_uchar sat_mode;
+    atomic_bool overflow_check;
 
     /* Producer side (submitting threads, and the worker once per batch). */
     _Alignas(64) pthread_mutex_t lock;
@@ -778,6 +795,31 @@ void aclsim__binaries_finalize(void);
 uint32_t aclsim__kernel_core_limit(const struct aclsim__device *dev);
 /* aclFinalize: forgets process-level device resource limits. */
 void aclsim__devctl_finalize(void);
+
+/* ---- overflow.c: float overflow status and saturation mode ------------------ */
+
+/* Runs an ACLSIM_TASK_OVERFLOW task of dev. */
+void aclsim__execute_overflow(struct aclsim__device *dev, struct aclsim__task *t);
+/* Set by the executor around each kernel block: what aclsimReportFloatOverflow
+ * and aclsimFloatOverflowMode answer from. */
+extern _Thread_local struct aclsim__device *aclsim__tls_kernel_device;
+extern _Thread_local uint8_t aclsim__tls_sat_mode;
+extern _Thread_local bool aclsim__tls_overflow_check;
+
+/* ---- snapshot.c: process snapshots ------------------------------------------ */
+
+/* Set while the process is locked for a snapshot. Calls that change device
+ * state check it first (aclsim__snapshot_check): free when unlocked. */
+extern atomic_bool aclsim__snapshot_locked;
+aclError aclsim__snapshot_wait(const char *api);
+static inline aclError aclsim__snapshot_check(const char *api)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&aclsim__snapshot_locked, memory_order_acquire)))
+        return ACL_SUCCESS;
+    return aclsim__snapshot_wait(api);
+}
+/* aclFinalize: unlocks, drops the backup, wakes waiting calls. */
+void aclsim__snapshot_finalize(void);
 
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */

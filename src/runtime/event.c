@@ -321,6 +321,9 @@ static aclError create_event(aclrtEvent *event, uint32_t flags, bool ex, const c
 static aclError create_checks(aclrtEvent *event, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!event)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
     return events_supported(api);
@@ -380,7 +383,10 @@ aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
 aclError aclrtDestroyEvent(aclrtEvent event)
 {
     static const char api[] = "aclrtDestroyEvent";
-    aclError err = ACL_SUCCESS;
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = aclsim__snapshot_check(api);
+    if (err)
+        return err;
     struct aclsim__event *ev = event_for(event, api, &err);
     if (!ev)
         return err;

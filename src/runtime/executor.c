@@ -68,7 +68,8 @@ static void task_release(struct aclsim__task *t)
 static void execute(struct aclsim__stream *s, struct aclsim__task *t)
 {
     /* Device memory may change: memory waits must see it (wait.c). */
-    bool guard = t->kind <= ACLSIM_TASK_KERNEL && aclsim__memory_write_begin();
+    bool guard = (t->kind <= ACLSIM_TASK_KERNEL || t->kind == ACLSIM_TASK_OVERFLOW) &&
+                 aclsim__memory_write_begin();
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
@@ -86,6 +87,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
         break;
     case ACLSIM_TASK_RECORD:
         aclsim__event_complete(t->u.event.event, t->u.event.seq, true);
+        break;
+    case ACLSIM_TASK_OVERFLOW:
+        aclsim__execute_overflow(s->device, t);
         break;
     case ACLSIM_TASK_SIGNAL:
         t->u.sync.ops->signal(t, false);

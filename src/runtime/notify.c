@@ -176,6 +176,14 @@ static aclError first_checks(const void *arg, const char *name, unsigned socs, c
 #define NOTIFY_SOCS ACLSIM_ALL_BUT_IPV
 #define CNT_SOCS ACLSIM_FAMILIES(A5)
 
+/* Creating and destroying wait while the process is locked for a snapshot. */
+static aclError lifetime_checks(const void *arg, const char *name, unsigned socs, const char *api)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = aclsim__snapshot_check(api);
+    return err ? err : first_checks(arg, name, socs, api);
+}
+
 /* The notify behind a handle, referenced (107017 if not live). */
 static struct aclsim__notify *notify_of(const void *handle, bool counting, const char *api,
                                         aclError *err)
@@ -295,7 +303,7 @@ static aclError get_id(void *handle, bool counting, uint32_t *id, const char *ap
 aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
 {
     static const char api[] = "aclrtCreateNotify";
-    aclError err = first_checks(notify, "notify", NOTIFY_SOCS, api);
+    aclError err = lifetime_checks(notify, "notify", NOTIFY_SOCS, api);
     if (err)
         return err;
     if (flag != ACL_NOTIFY_DEFAULT && flag != ACL_NOTIFY_DEVICE_USE_ONLY)
@@ -308,7 +316,7 @@ aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
 aclError aclrtDestroyNotify(aclrtNotify notify)
 {
     static const char api[] = "aclrtDestroyNotify";
-    aclError err = first_checks(notify, "notify", NOTIFY_SOCS, api);
+    aclError err = lifetime_checks(notify, "notify", NOTIFY_SOCS, api);
     return err ? err : destroy(notify, false, api);
 }
 
@@ -377,7 +385,7 @@ aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
 aclError aclrtCntNotifyCreate(aclrtCntNotify *cntNotify, uint64_t flag)
 {
     static const char api[] = "aclrtCntNotifyCreate";
-    aclError err = first_checks(cntNotify, "cntNotify", CNT_SOCS, api);
+    aclError err = lifetime_checks(cntNotify, "cntNotify", CNT_SOCS, api);
     if (err)
         return err;
     if (flag != 0)
@@ -390,7 +398,7 @@ aclError aclrtCntNotifyCreate(aclrtCntNotify *cntNotify, uint64_t flag)
 aclError aclrtCntNotifyDestroy(aclrtCntNotify cntNotify)
 {
     static const char api[] = "aclrtCntNotifyDestroy";
-    aclError err = first_checks(cntNotify, "cntNotify", CNT_SOCS, api);
+    aclError err = lifetime_checks(cntNotify, "cntNotify", CNT_SOCS, api);
     return err ? err : destroy(cntNotify, true, api);
 }
 
