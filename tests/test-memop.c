@@ -195,6 +195,24 @@ static void test_device_reset_releases_wait(void **state)
     ASSERT_OK(rc);
 }
 
+/* aclrtDestroyStreamForce takes a stream off the watcher: no hang. */
+static void test_force_destroy_parked(void **state)
+{
+    (void)state;
+    uint64_t *p = dev_u64();
+    for (int round = 0; round < 20; round++) {
+        aclrtStream b;
+        ASSERT_OK(aclrtCreateStream(&b));
+        ASSERT_OK(aclrtValueWait(p, 1, ACL_STREAM_WAIT_VALUE_EQ, b));
+        if (round % 2)
+            sleep_ms(2);
+        ASSERT_OK(aclrtDestroyStreamForce(b));
+    }
+    ASSERT_OK(aclrtValueWrite(p, 1, 0, NULL));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(NULL, WAIT_MS));
+    ASSERT_OK(aclrtFree(p));
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -338,6 +356,7 @@ int main(void)
         T(test_released_by_every_writer),
         T(test_waits_park),
         T(test_device_reset_releases_wait),
+        T(test_force_destroy_parked),
         T(test_bad_inputs),
         T(test_product_support),
         T(test_threads),

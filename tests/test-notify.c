@@ -152,6 +152,40 @@ static void test_reset_releases_wait(void **state)
     ASSERT_OK(aclrtDestroyNotify(n));   /* the handle outlives the device's streams */
 }
 
+static void destroy_force_fn(void *arg)
+{
+    *(aclError *)((void **)arg)[1] = aclrtDestroyStreamForce(((void **)arg)[0]);
+}
+
+/* aclrtDestroyStreamForce takes a parked stream off its notify: no hang, and
+ * a later record does not touch it. */
+static void test_force_destroy_parked(void **state)
+{
+    (void)state;
+    aclrtNotify n;
+    ASSERT_OK(aclrtCreateNotify(&n, 0));
+    for (int round = 0; round < 20; round++) {
+        aclrtStream b;
+        ASSERT_OK(aclrtCreateStream(&b));
+        ASSERT_OK(aclrtWaitAndResetNotify(n, b, 0));
+        static atomic_int after;
+        ASSERT_OK(aclrtLaunchHostFunc(b, count_fn, &after));
+        if (round % 2)
+            sleep_ms(2);   /* parked for sure */
+        static aclError rc;
+        static void *args[2];
+        args[0] = b;
+        args[1] = &rc;
+        static struct call c;
+        call_start(&c, destroy_force_fn, args);
+        assert_true(call_wait(&c, WAIT_MS));
+        ASSERT_OK(rc);
+    }
+    ASSERT_OK(aclrtRecordNotify(n, NULL));
+    ASSERT_OK(aclrtSynchronizeStream(NULL));
+    ASSERT_OK(aclrtDestroyNotify(n));
+}
+
 static void finalize_fn(void *arg)
 {
     *(aclError *)arg = aclFinalize();
@@ -497,6 +531,7 @@ int main(void)
         T(test_wait_timeout),
         T(test_reset_releases_wait),
         T(test_finalize_releases_wait),
+        T(test_force_destroy_parked),
         T(test_batch_reset),
         T(test_ids_and_bad_inputs),
         T(test_limit),
