@@ -213,6 +213,27 @@ static void test_force_destroy_parked(void **state)
     ASSERT_OK(aclrtFree(p));
 }
 
+/* Memory freed under a queued wait or write reads as 0 and is not written:
+ * the program's error, without a crash. */
+static void test_freed_memory(void **state)
+{
+    (void)state;
+    aclrtStream b;
+    ASSERT_OK(aclrtCreateStream(&b));
+    uint64_t *p = dev_u64();
+    host_write(p, 5);
+    static struct blocker blk;
+    blocker_init(&blk);
+    ASSERT_OK(aclrtLaunchHostFunc(b, blocker_fn, &blk));
+    ASSERT_OK(aclrtValueWrite(p, 9, 0, b));
+    ASSERT_OK(aclrtValueWait(p, 0, ACL_STREAM_WAIT_VALUE_EQ, b));
+    assert_true(gate_wait(&blk.started, WAIT_MS));
+    ASSERT_OK(aclrtFree(p));
+    gate_open(&blk.release);
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    ASSERT_OK(aclrtDestroyStream(b));
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -357,6 +378,7 @@ int main(void)
         T(test_waits_park),
         T(test_device_reset_releases_wait),
         T(test_force_destroy_parked),
+        T(test_freed_memory),
         T(test_bad_inputs),
         T(test_product_support),
         T(test_threads),

@@ -23,10 +23,22 @@ static bool compare(uint64_t cur, uint64_t value, uint32_t flag)
     }
 }
 
+/* Whether the 8 bytes at p are still in a live allocation. Freeing memory a
+ * queued wait or write uses is the program's error; this keeps it from
+ * touching memory a device reset has unmapped (freed memory reads as 0). */
+static bool still_allocated(const void *p)
+{
+    struct aclsim__where w = aclsim__classify(p);
+    struct aclsim__alloc a;
+    return w.kind == ACLSIM_DEVICE && aclsim__heap_find(&w.device->heap, p, &a) &&
+           (uintptr_t)p + 8 <= a.addr + a.size;
+}
+
 /* With the memory guard held (or nobody writing): the comparison now. */
 static bool value_poll(struct aclsim__task *t)
 {
-    uint64_t cur = __atomic_load_n((const uint64_t *)t->u.sync.obj, __ATOMIC_ACQUIRE);
+    const uint64_t *p = t->u.sync.obj;
+    uint64_t cur = still_allocated(p) ? __atomic_load_n(p, __ATOMIC_ACQUIRE) : 0;
     return compare(cur, t->u.sync.value, t->u.sync.mode);
 }
 
@@ -46,6 +58,8 @@ static bool value_park(struct aclsim__task *t, struct aclsim__stream *s)
 static void value_write(struct aclsim__task *t, bool discarded)
 {
     if (discarded)
+        return;
+    if (!still_allocated(t->u.sync.obj))
         return;
     bool guard = aclsim__memory_write_begin();   /* tells parked waits to look */
     __atomic_store_n((uint64_t *)t->u.sync.obj, t->u.sync.value, __ATOMIC_RELEASE);
