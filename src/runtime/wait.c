@@ -127,6 +127,7 @@ static void watch_unlink(struct aclsim__stream *s)
 }
 
 static void *watcher_main(void *arg);
+static bool device_aborting(const struct aclsim__stream *s);
 
 /* Caller holds watch_lock. */
 static void start_watcher_locked(void)
@@ -149,10 +150,14 @@ static void watch_link(struct aclsim__stream *s)
         watched->watch_prev = s;
     watched = s;
     s->watched = true;
-    if (!watcher_running)
-        start_watcher_locked();
-    pokes++;
-    pthread_cond_signal(&watch_cond);
+    /* The watcher is needed (and told) only for a deadline, a memory wait or
+     * a device being reset; a plain wait costs a list insertion. */
+    if (s->wait_deadline || s->head->u.sync.ops->poll || device_aborting(s)) {
+        if (!watcher_running)
+            start_watcher_locked();
+        pokes++;
+        pthread_cond_signal(&watch_cond);
+    }
     pthread_mutex_unlock(&watch_lock);
 }
 
@@ -384,7 +389,13 @@ static void *watcher_main(void *arg)
 void aclsim__waits_abort_device(struct aclsim__device *dev)
 {
     atomic_store_explicit(&aborting[dev->id], true, memory_order_release);
-    poke();
+    pthread_once(&watch_once, watch_init);
+    pthread_mutex_lock(&watch_lock);
+    if (watched && !watcher_running)
+        start_watcher_locked();
+    pokes++;
+    pthread_cond_signal(&watch_cond);
+    pthread_mutex_unlock(&watch_lock);
 }
 
 /* Stops and joins the watcher thread; caller holds watch_lock (released
