@@ -182,7 +182,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context("aclrtGetDevice", &ctx);
     if (!err)
-        *deviceId = ctx->device->id;
+        *deviceId = aclsim__context_device(ctx)->id;
     return err;
 }
 
@@ -202,7 +202,7 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    return aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+    return aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): every device of

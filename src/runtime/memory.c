@@ -85,15 +85,17 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
-    struct aclsim__heap *h = &ctx->device->heap;
+    struct aclsim__heap *h = &aclsim__context_device(ctx)->heap;
     void *ptr = aclsim__heap_alloc(h, size, alignment_for(size), ACLSIM_ALLOC_MALLOC, NULL);
+    if (!ptr && (!aclsim__initialized() || !__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)))
+        return aclsim__not_initialized(api);   /* aclFinalize destroyed the heap meanwhile */
     if (!ptr) {
         pthread_rwlock_rdlock(&h->lock);
         size_t free_bytes = h->capacity - h->used;
         pthread_rwlock_unlock(&h->lock);
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "device %d cannot allocate %zu bytes: %zu of %zu bytes free",
-                            ctx->device->id, size, free_bytes, h->capacity);
+                            aclsim__context_device(ctx)->id, size, free_bytes, h->capacity);
     }
     *devPtr = ptr;
     return ACL_SUCCESS;
@@ -141,6 +143,8 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         return err;
     void *p = aclsim__heap_alloc(&aclsim__host_heap, size, alignment_for(size),
                                  ACLSIM_ALLOC_HOST, NULL);
+    if (!p && (!aclsim__initialized() || !__atomic_load_n(&aclsim__host_heap.base, __ATOMIC_ACQUIRE)))
+        return aclsim__not_initialized(api);   /* aclFinalize destroyed the heap meanwhile */
     if (!p)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot allocate %zu bytes of page-locked host memory", size);
@@ -191,7 +195,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
         return ACL_SUCCESS;
     }
     default: {   /* HBM, and the generic ACL_MEM_* kinds: the device's memory */
-        struct aclsim__heap *h = &ctx->device->heap;
+        struct aclsim__heap *h = &aclsim__context_device(ctx)->heap;
         pthread_rwlock_rdlock(&h->lock);
         *total = h->capacity;
         *free = h->capacity - h->used;
