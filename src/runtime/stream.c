@@ -122,6 +122,8 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     s->linked = s->detached = false;
     __atomic_store_n(&s->announced, false, __ATOMIC_RELAXED);
     __atomic_store_n(&s->is_default, !ctx_handle, __ATOMIC_RELAXED);
+    s->wait_task = NULL;        /* wait.c */
+    s->failure = ACL_SUCCESS;
     pthread_mutex_unlock(&s->lock);
     if (!ctx_handle) {
         /* The default stream's handle (aclrtCtxGetCurrentDefaultStream). */
@@ -187,7 +189,7 @@ static bool discard_queued(struct aclsim__stream *s)
 {
     bool retire = false;
     atomic_store(&s->discard, true);
-    if (s->state == ACLSIM_STREAM_PARKED && aclsim__event_unpark(s->head->u.event.event, s)) {
+    if (s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s)) {
         s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
         retire = aclsim__stream_idle(s);
     }
@@ -526,6 +528,7 @@ aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t 
     pthread_mutex_unlock(&aclsim__rt.lock);
     uint64_t deadline = timeout_ms < 0 ? 0 : aclsim__now_ns() + (uint64_t)timeout_ms * 1000000u;
     bool ok = true;
+    aclError failure = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
         if (ok && timeout_ms >= 0) {
             uint64_t now = aclsim__now_ns();
@@ -534,13 +537,15 @@ aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t 
         } else if (ok) {
             aclsim__stream_wait(list[i].s, list[i].seq, -1);
         }
+        if (ok && !failure)   /* a failed task (wait.c) on any of its streams */
+            failure = aclsim__stream_take_failure(list[i].s, api);
         stream_unref(list[i].s);
     }
     free(list);
     if (!ok)
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "device %d still has work after %d ms", dev->id, timeout_ms);
-    return ACL_SUCCESS;
+    return failure;
 }
 
 /* ---- stream API ---------------------------------------------------------- */
@@ -640,7 +645,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
         return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
                             "stream %p was aborted (aclrtStreamAbort) while this call waited for "
                             "it: its pending work was discarded", stream);
-    return ACL_SUCCESS;
+    return aclsim__stream_take_failure(s, api);   /* a failed task (wait.c) */
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
