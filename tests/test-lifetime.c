@@ -722,6 +722,88 @@ static void test_pinned_alloc_races_finalize(void **state)
     print_message("aclrtMallocHost/aclrtFreeHost racing aclFinalize: %d rounds\n", round - 1);
 }
 
+/* ---- 3c. first use of a device variable racing a reset or aclFinalize ------------------- */
+
+/* Used by nothing else, so each session's first use is in the race. */
+ACLSIM_DEVICE_VAR(int64_t, lt_first_use, [512]);
+
+struct first_user {
+    pthread_t thread;
+    aclrtContext ctx;
+    struct gate *go;
+    atomic_int errors;
+    char first_error[256];
+};
+
+static void *first_user_main(void *arg)
+{
+    struct first_user *u = arg;
+    aclError rc = aclrtSetCurrentContext(u->ctx);
+    gate_wait(u->go, WAIT_MS);
+    int64_t v = 7;
+    for (int i = 0; i < 2000 && rc == ACL_SUCCESS; i++) {
+        void *addr = NULL;
+        if (i % 2)
+            rc = aclrtGetSymbolAddress(lt_first_use, &addr);
+        else
+            rc = aclrtMemcpyToSymbol(lt_first_use, &v, sizeof v, (size_t)(i % 512) * sizeof v,
+                                     ACL_MEMCPY_HOST_TO_DEVICE);
+    }
+    if (rc != ACL_SUCCESS && rc != ACL_ERROR_UNINITIALIZE && rc != ACL_ERROR_RT_CONTEXT_NULL &&
+        rc != ACL_ERROR_RT_INVALID_HANDLE)
+        note_first_error(&u->errors, u->first_error, sizeof u->first_error,
+                         "first use of a device variable racing a reset/aclFinalize returned %d",
+                         rc);
+    drain_msg();
+    return NULL;
+}
+
+static void test_first_symbol_use_races_reset(void **state)
+{
+    (void)state;
+    unsigned seed = 2718;
+    double start = now_seconds();
+    int round;
+    for (round = 1; more_rounds(round, start, 10); round++) {
+        watchdog_arm(0, "first use of a device variable racing reset/aclFinalize", round,
+                     round_seconds());
+        static struct gate go;
+        gate_init(&go);
+        struct first_user users[NRACERS];
+        memset(users, 0, sizeof users);
+        aclrtContext ctx = current_context();
+        for (int i = 0; i < NRACERS; i++) {
+            users[i].ctx = ctx;
+            users[i].go = &go;
+            assert_int_equal(pthread_create(&users[i].thread, NULL, first_user_main,
+                                            &users[i]), 0);
+        }
+        gate_open(&go);
+        spin_us(race_delay(&seed) / 8);
+        bool finalize = round % 3 == 0;
+        if (finalize)
+            EXPECT_OK(aclFinalize());
+        else
+            EXPECT_OK(aclrtResetDeviceForce(0));
+        for (int i = 0; i < NRACERS; i++)
+            pthread_join(users[i].thread, NULL);
+        for (int i = 0; i < NRACERS; i++)
+            if (atomic_load(&users[i].errors))
+                fail_msg("round %d: %s", round, users[i].first_error);
+        if (finalize)
+            EXPECT_OK(aclInit(NULL));
+        EXPECT_OK(aclrtSetDevice(0));
+        /* the new session's instance starts from the initializer (zeros) */
+        int64_t got = -1;
+        EXPECT_OK(aclrtMemcpyFromSymbol(&got, sizeof got, lt_first_use, sizeof got, 0,
+                                        ACL_MEMCPY_DEVICE_TO_HOST));
+        assert_int_equal(got, 0);
+        watchdog_disarm(0);
+    }
+    print_message("first use of a device variable racing reset/aclFinalize: %d rounds\n",
+                  round - 1);
+}
+
 /* ---- 4. aclrtBinaryUnLoad racing aclrtDestroyStream ------------------------------------ */
 
 #ifdef ACLSIM_TEST_KERNELS_PATH
@@ -1015,6 +1097,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_destroy_streams_constant_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spare_tasks_returned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_finalize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_symbol_use_races_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pinned_alloc_races_finalize, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
