@@ -87,6 +87,8 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
         return err;
     struct aclsim__heap *h = &ctx->device->heap;
     void *ptr = aclsim__heap_alloc(h, size, alignment_for(size), ACLSIM_ALLOC_MALLOC, NULL);
+    if (!ptr && !aclsim__initialized())   /* aclFinalize ran meanwhile */
+        return aclsim__not_initialized(api);
     if (!ptr) {
         pthread_rwlock_rdlock(&h->lock);
         size_t free_bytes = h->capacity - h->used;
@@ -141,6 +143,8 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         return err;
     void *p = aclsim__heap_alloc(&aclsim__host_heap, size, alignment_for(size),
                                  ACLSIM_ALLOC_HOST, NULL);
+    if (!p && !aclsim__initialized())   /* aclFinalize ran meanwhile */
+        return aclsim__not_initialized(api);
     if (!p)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot allocate %zu bytes of page-locked host memory", size);
