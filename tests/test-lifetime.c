@@ -728,6 +728,7 @@ static void test_pinned_alloc_races_finalize(void **state)
 ACLSIM_DEVICE_VAR(int64_t, lt_first_use, [512]);
 
 struct first_user {
+    int id;                /* writes only its own half of the variable */
     pthread_t thread;
     aclrtContext ctx;
     struct gate *go;
@@ -746,7 +747,8 @@ static void *first_user_main(void *arg)
         if (i % 2)
             rc = aclrtGetSymbolAddress(lt_first_use, &addr);
         else
-            rc = aclrtMemcpyToSymbol(lt_first_use, &v, sizeof v, (size_t)(i % 512) * sizeof v,
+            rc = aclrtMemcpyToSymbol(lt_first_use, &v, sizeof v,
+                                     (size_t)(u->id * 256 + i % 256) * sizeof v,
                                      ACL_MEMCPY_HOST_TO_DEVICE);
     }
     if (rc != ACL_SUCCESS && rc != ACL_ERROR_UNINITIALIZE && rc != ACL_ERROR_RT_CONTEXT_NULL &&
@@ -773,6 +775,7 @@ static void test_first_symbol_use_races_reset(void **state)
         memset(users, 0, sizeof users);
         aclrtContext ctx = current_context();
         for (int i = 0; i < NRACERS; i++) {
+            users[i].id = i;
             users[i].ctx = ctx;
             users[i].go = &go;
             assert_int_equal(pthread_create(&users[i].thread, NULL, first_user_main,
