@@ -609,6 +609,108 @@ static void test_calls_race_reset_device(void **state)
     EXPECT_OK(aclrtDestroyEvent(g_event));
 }
 
+/* ---- 2b. aclrtCreateStream racing aclrtDestroyContext of its context -------------------- */
+
+#define CREATES 64
+
+struct creator {
+    pthread_t thread;
+    aclrtContext ctx;
+    struct gate *go;
+    int n;                          /* streams created (handles below) */
+    aclrtStream made[CREATES];
+    atomic_int errors;
+    char first_error[256];
+};
+
+static void *creator_main(void *arg)
+{
+    struct creator *c = arg;
+    aclError rc = aclrtSetCurrentContext(c->ctx);
+    gate_wait(c->go, WAIT_MS);
+    while (rc == ACL_SUCCESS && c->n < CREATES) {
+        aclrtStream s = NULL;
+        rc = aclrtCreateStream(&s);
+        if (rc == ACL_SUCCESS) {
+            if (!s)
+                note_first_error(&c->errors, c->first_error, sizeof c->first_error,
+                                 "aclrtCreateStream returned ACL_SUCCESS and a NULL stream");
+            c->made[c->n++] = s;
+        }
+    }
+    if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_CONTEXT_NULL && rc != ACL_ERROR_RT_INVALID_HANDLE)
+        note_first_error(&c->errors, c->first_error, sizeof c->first_error,
+                         "aclrtCreateStream racing aclrtDestroyContext returned %d", rc);
+    drain_msg();
+    return NULL;
+}
+
+/* Streams created in a context that another thread destroys: each creation
+ * fails cleanly or gives a stream of that context, which dies with it. Its
+ * handle must never be NULL or name a stream created afterwards elsewhere
+ * (the stream struct is recycled at once). */
+static void test_create_stream_races_destroy_context(void **state)
+{
+    (void)state;
+    unsigned seed = 1618;
+    aclrtContext home = current_context();
+    long created = 0;
+    double start = now_seconds();
+    int round;
+    for (round = 1; more_rounds(round, start, 20); round++) {
+        watchdog_arm(0, "aclrtCreateStream racing aclrtDestroyContext", round, round_seconds());
+        aclrtContext ctx = NULL;
+        EXPECT_OK(aclrtCreateContext(&ctx, 0));
+        static struct gate go;
+        gate_init(&go);
+        static struct creator creators[NRACERS];
+        memset(creators, 0, sizeof creators);
+        for (int i = 0; i < NRACERS; i++) {
+            creators[i].ctx = ctx;
+            creators[i].go = &go;
+            assert_int_equal(pthread_create(&creators[i].thread, NULL, creator_main,
+                                            &creators[i]), 0);
+        }
+        gate_open(&go);
+        spin_us(race_delay(&seed) / 8);
+        EXPECT_OK(aclrtDestroyContext(ctx));
+        /* Reuse the freed stream structs at once: new contexts (default
+         * streams) and streams in them. */
+        aclrtContext fresh[2];
+        aclrtStream fresh_streams[2][4];
+        for (int i = 0; i < 2; i++) {
+            EXPECT_OK(aclrtCreateContext(&fresh[i], 0));
+            for (int j = 0; j < 4; j++)
+                EXPECT_OK(aclrtCreateStream(&fresh_streams[i][j]));
+        }
+        for (int i = 0; i < NRACERS; i++)
+            pthread_join(creators[i].thread, NULL);
+        for (int i = 0; i < NRACERS; i++) {
+            if (atomic_load(&creators[i].errors))
+                fail_msg("round %d: %s", round, creators[i].first_error);
+            created += creators[i].n;
+            for (int k = 0; k < creators[i].n; k++) {
+                aclError rc = aclrtDestroyStream(creators[i].made[k]);
+                if (rc != ACL_ERROR_RT_INVALID_HANDLE)
+                    fail_msg("round %d: a stream created in a destroyed context is still "
+                             "alive: aclrtDestroyStream returned %d (its handle names another "
+                             "stream)", round, rc);
+                drain_msg();
+            }
+        }
+        for (int i = 1; i >= 0; i--) {
+            EXPECT_OK(aclrtSetCurrentContext(fresh[i]));
+            for (int j = 0; j < 4; j++)
+                EXPECT_OK(aclrtDestroyStream(fresh_streams[i][j]));
+            EXPECT_OK(aclrtDestroyContext(fresh[i]));
+        }
+        EXPECT_OK(aclrtSetCurrentContext(home));
+        watchdog_disarm(0);
+    }
+    print_message("aclrtCreateStream racing aclrtDestroyContext: %d rounds, %ld streams "
+                  "created\n", round - 1, created);
+}
+
 /* ---- 3. async calls racing aclFinalize (then aclInit again) ---------------------------- */
 
 static void test_calls_race_finalize(void **state)
@@ -1093,6 +1195,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_calls_race_destroy_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_reset_device, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_stream_races_destroy_context, setup,
+                                        teardown),
 #ifdef ACLSIM_TEST_KERNELS_PATH
         cmocka_unit_test_setup_teardown(test_unload_races_destroy_stream, setup, teardown),
 #endif
