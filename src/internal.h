@@ -645,6 +645,14 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
                             struct aclsim__where *wd, struct aclsim__where *ws);
 /* copy.c: runs an ACLSIM_TASK_COPY2D or ACLSIM_TASK_MEMSET32 task. */
 void aclsim__execute_copy_variant(struct aclsim__task *t);
+/* The read locks of the heaps holding a and b (either may be NULL), held by
+ * a synchronous copy or set from its range checks to the end of its move, so
+ * that a racing reset or aclFinalize cannot free or unmap the bytes under it
+ * (100001 if aclFinalize destroyed a heap first). */
+struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; };
+aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
+                            const void *b);
+void aclsim__release_heaps(struct aclsim__heap_hold *hold);
 /* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
 void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
