@@ -1191,18 +1191,18 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
-    /* The aclFinalize races last: a crash there ends the process. */
+    /* The races that end the process when they fail (a crash, a TSan report) last. */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_calls_race_destroy_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_reset_device, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_create_stream_races_destroy_context, setup,
-                                        teardown),
 #ifdef ACLSIM_TEST_KERNELS_PATH
         cmocka_unit_test_setup_teardown(test_unload_races_destroy_stream, setup, teardown),
 #endif
         cmocka_unit_test_setup_teardown(test_self_wait_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_streams_constant_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spare_tasks_returned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_stream_races_destroy_context, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_finalize, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_symbol_use_races_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pinned_alloc_races_finalize, setup, teardown),
