@@ -70,7 +70,7 @@ static void stream_unref(struct aclsim__stream *s)
 }
 
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
-                               struct aclsim__stream **out, const char *api)
+                               struct aclsim__stream **out, void **handle_out, const char *api)
 {
     /* Counted from here until the struct goes back to the pool (stream_unref). */
     uint32_t live = atomic_fetch_add(&ctx->device->nstreams, 1);
@@ -151,6 +151,10 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
                                 "the current context was destroyed (aclrtDestroyContext, or "
                                 "its device was reset) while this call was using it");
         }
+        /* Once on the list, a racing context destroy may destroy s and its
+         * struct start a new life: the caller gets the handle from here. */
+        if (handle_out)
+            *handle_out = s->handle;
         s->next_in_context = ctx->streams;
         if (ctx->streams)
             ctx->streams->prev_in_context = s;
@@ -559,16 +563,23 @@ aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
-    if (err || (err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, api)))
+    void *handle = NULL;
+    if (err || (err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, &handle, api)))
         return err;
+    /* The stream is published already: a racing context destroy may have
+     * destroyed (even recycled) it. Under its lock, a live handle means it is
+     * still this stream, and no destroy can finish meanwhile. */
     pthread_mutex_lock(&s->lock);
-    s->flags = flags;
-    __atomic_store_n(&s->priority, priority, __ATOMIC_RELAXED);
+    bool live = aclsim__handle_get(handle, ACLSIM_H_STREAM) == s;
+    if (live) {
+        s->flags = flags;
+        __atomic_store_n(&s->priority, priority, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->announced, true, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&s->lock);
-    void *handle = s->handle;
-    __atomic_store_n(&s->announced, true, __ATOMIC_RELEASE);
     *stream = handle;
-    aclsim__stream_state_notify(handle, true);
+    if (live)
+        aclsim__stream_state_notify(handle, true);
     return ACL_SUCCESS;
 }
 
