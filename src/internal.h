@@ -622,6 +622,12 @@ struct aclsim__where {
     int kind;                        /* enum aclsim__where_kind */
     struct aclsim__device *device;   /* ACLSIM_DEVICE */
 };
+/* aclrtMalloc's allocation (arguments checked): size bytes of ctx's device,
+ * 207001 when it is full. */
+aclError aclsim__device_alloc(const char *api, struct aclsim__context *ctx, void **devPtr,
+                              size_t size);
+/* aclrtMallocHost's allocation (arguments checked): page-locked host memory. */
+aclError aclsim__host_alloc(const char *api, void **hostPtr, size_t size);
 /* Where p lives; O(number of devices), no locks. */
 struct aclsim__where aclsim__classify(const void *p);
 extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */
