@@ -441,7 +441,8 @@ void aclsim__set_current(struct aclsim__context *ctx);
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
-                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32 };
+                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
+                         ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM, ACLSIM_TASK_BATCH };
 
 struct aclsim__event;
 
@@ -473,6 +474,12 @@ struct aclsim__task {
          * clears the status (overflow.c). */
         struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
+        /* dst[i] = dst[i] op src[i] over bytes (reduce.c). */
+        struct { void *dst; const void *src; int32_t kind, type; } reduce;
+        /* What the task owns (freed with it by the executor): a random
+         * number task's parameters (random.c), a batch of copies (batch.c). */
+        struct { void *data; } random;
+        struct { void *data; } batch;
         struct { struct aclsim__event *event; uint64_t seq; } event;
     } u;
 };
@@ -614,6 +621,14 @@ extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,
     aclsim__tls_device_slot;
 void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t);
 void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n);
+
+/* Built-in tasks, run by the executor: reduce.c, random.c, batch.c. */
+void aclsim__execute_reduce(struct aclsim__task *t);
+void aclsim__execute_random(struct aclsim__task *t);
+void aclsim__execute_batch(struct aclsim__task *t);
+/* bfloat16 <-> float (round to nearest even; NaN stays NaN). reduce.c */
+float aclsim__bf16_to_float(uint16_t v);
+uint16_t aclsim__float_to_bf16(float f);
 
 /* ---- memory.c ---------------------------------------------------------- */
 
