@@ -626,6 +626,10 @@ void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src
 void aclsim__execute_reduce(struct aclsim__task *t);
 void aclsim__execute_random(struct aclsim__task *t);
 void aclsim__execute_batch(struct aclsim__task *t);
+/* 100000 unless p is memory of dev with room for n bytes (name: the
+ * argument, for the message). batch.c */
+aclError aclsim__check_on_device(const char *api, const char *name, const void *p, size_t n,
+                                 struct aclsim__device *dev);
 /* bfloat16 <-> float (round to nearest even; NaN stays NaN). reduce.c */
 float aclsim__bf16_to_float(uint16_t v);
 uint16_t aclsim__float_to_bf16(float f);

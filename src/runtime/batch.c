@@ -163,18 +163,35 @@ static aclError check_side(const char *api, size_t i, const char *side, const vo
                         location_name((int)loc->type), loc->id);
 }
 
+static bool all_zero(const size_t *sizes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (sizes[i])
+            return false;
+    return true;
+}
+
+#define BATCH_FAMILIES (ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A5))
+
 /* The checks of every batch form. On success *pageable tells whether any
- * entry has ordinary host memory and *total the bytes to move. */
+ * entry has ordinary host memory and *total the bytes to move (0: nothing
+ * to do). */
 static aclError check_batch(const char *api, void **dsts, size_t *destMaxs, void **srcs,
                             size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs,
                             size_t *attrsIndexes, size_t numAttrs, size_t *failIndex, bool async,
                             bool *pageable, size_t *total)
 {
     /* CANN's ACL layer: these leave *failIndex alone. */
+    *pageable = false;
+    *total = 0;
     if (!sizes)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "sizes is NULL");
     if (numBatches == 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "numBatches is 0");
+    if (all_zero(sizes, numBatches)) {   /* nothing to move, nothing else checked */
+        set_fail(failIndex, SIZE_MAX);
+        return ACL_SUCCESS;
+    }
     const char *null = !dsts ? "dsts" : !destMaxs ? "destMaxs" : !srcs ? "srcs" : !attrs ? "attrs"
                      : !attrsIndexes ? "attrsIndexes" : NULL;
     if (null)
@@ -208,8 +225,6 @@ static aclError check_batch(const char *api, void **dsts, size_t *destMaxs, void
                                 "attrsIndexes[%zu] (%zu) is not less than numBatches %zu", k,
                                 attrsIndexes[k], numBatches);
     }
-    *pageable = false;
-    *total = 0;
     size_t k = 0;
     for (size_t i = 0; i < numBatches; i++) {
         if (k + 1 < numAttrs && i >= attrsIndexes[k + 1])
@@ -244,38 +259,22 @@ static aclError check_batch(const char *api, void **dsts, size_t *destMaxs, void
                      aclsim__classify(srcs[i]).kind == ACLSIM_HOST;
         *total += sizes[i];
     }
-    return ACL_SUCCESS;
+    return aclsim__soc_check(api, BATCH_FAMILIES);
 }
-
-static bool all_zero(const size_t *sizes, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (sizes[i])
-            return false;
-    return true;
-}
-
-#define BATCH_FAMILIES (ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A5))
 
 static aclError batch_sync(const char *api, void **dsts, size_t *destMaxs, void **srcs,
                            size_t *sizes, size_t numBatches, aclrtMemcpyBatchAttr *attrs,
                            size_t *attrsIndexes, size_t numAttrs, size_t *failIndex)
 {
     ACLSIM_REQUIRE_INIT(api);
-    if (sizes && numBatches && all_zero(sizes, numBatches)) {
-        set_fail(failIndex, SIZE_MAX);
-        return ACL_SUCCESS;
-    }
     bool pageable;
     size_t total;
     aclError err = check_batch(api, dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes,
                                numAttrs, failIndex, false, &pageable, &total);
-    if (!err)
-        err = aclsim__soc_check(api, BATCH_FAMILIES);
-    if (!err)
-        err = aclsim__snapshot_check(api);
+    if (err || !total)
+        return err;
     struct aclsim__context *ctx = NULL;
-    if (!err)
+    if (!(err = aclsim__snapshot_check(api)))
         err = aclsim__current_context(api, &ctx);
     /* At once, like aclrtMemcpy: each entry checked again and moved under
      * the read locks of its heaps. */
@@ -303,20 +302,14 @@ static aclError batch_async(const char *api, void **dsts, size_t *destMaxs, void
                             aclrtStream stream)
 {
     ACLSIM_REQUIRE_INIT(api);
-    if (sizes && numBatches && all_zero(sizes, numBatches)) {
-        set_fail(failIndex, SIZE_MAX);
-        return ACL_SUCCESS;
-    }
     bool pageable;
     size_t total;
     aclError err = check_batch(api, dsts, destMaxs, srcs, sizes, numBatches, attrs, attrsIndexes,
                                numAttrs, failIndex, true, &pageable, &total);
-    if (!err)
-        err = aclsim__soc_check(api, BATCH_FAMILIES);
+    if (err || !total)
+        return err;
     struct aclsim__sref s;
-    if (!err)
-        err = aclsim__stream_resolve(stream, api, NULL, &s);
-    if (err)
+    if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;
     struct batch *b = batch_new(api, numBatches, s.s->device);
     if (!b)
@@ -367,9 +360,8 @@ aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, siz
 
 /* ---- one copy through pointers in device memory --------------------------------------- */
 
-/* p must be memory of dev with room for n bytes. */
-static aclError check_on_device(const char *api, const char *name, const void *p, size_t n,
-                                struct aclsim__device *dev)
+aclError aclsim__check_on_device(const char *api, const char *name, const void *p, size_t n,
+                                 struct aclsim__device *dev)
 {
     struct aclsim__where w = aclsim__classify(p);
     if (w.kind != ACLSIM_DEVICE || w.device != dev) {
@@ -411,9 +403,9 @@ aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOf
         err = aclsim__stream_resolve(stream, api, NULL, &s);
     /* dst and src are the device locations that hold the base pointers. */
     if (!err)
-        err = check_on_device(api, "dst", dst, sizeof(void *), s.s->device);
+        err = aclsim__check_on_device(api, "dst", dst, sizeof(void *), s.s->device);
     if (!err)
-        err = check_on_device(api, "src", src, sizeof(void *), s.s->device);
+        err = aclsim__check_on_device(api, "src", src, sizeof(void *), s.s->device);
     if (err)
         return err;
     struct batch *b = batch_new(api, 1, s.s->device);
@@ -547,7 +539,7 @@ aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream 
         return err;
     struct aclsim__sref s;
     if ((err = aclsim__stream_resolve(stream, api, NULL, &s)) ||
-        (err = check_on_device(api, "desc", desc, desc_size(), s.s->device)))
+        (err = aclsim__check_on_device(api, "desc", desc, desc_size(), s.s->device)))
         return err;
     struct memcpy_desc md;
     memcpy(&md, desc, sizeof md);

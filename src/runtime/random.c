@@ -265,15 +265,7 @@ static aclError check_param(const char *api, const char *name, const aclrtRandom
 static aclError check_buffer(const char *api, const char *name, void *p, uint64_t bytes,
                              struct aclsim__device *dev)
 {
-    struct aclsim__where w = aclsim__classify(p);
-    if (w.kind != ACLSIM_DEVICE || w.device != dev) {
-        char what[256];
-        aclsim__describe(p, what, sizeof what);
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "taskInfo->%s %p is %s: it must be memory of the stream's device %d",
-                            name, p, what, dev->id);
-    }
-    return aclsim__check_range(api, name, p, bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes, w);
+    return aclsim__check_on_device(api, name, p, bytes > SIZE_MAX ? SIZE_MAX : (size_t)bytes, dev);
 }
 
 static aclError check_task(const char *api, const aclrtRandomNumTaskInfo *ti, size_t elem,

@@ -182,19 +182,9 @@ aclError aclrtReduceAsync(void *dst, const void *src, uint64_t count, aclrtReduc
     if (err)
         return err;
     /* Both sides: memory of the stream's device, count bytes each. */
-    const void *ptrs[2] = {dst, src};
-    for (int i = 0; i < 2; i++) {
-        struct aclsim__where w = aclsim__classify(ptrs[i]);
-        if (w.kind != ACLSIM_DEVICE || w.device != s.s->device) {
-            char what[256];
-            aclsim__describe(ptrs[i], what, sizeof what);
-            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                                "%s %p is %s: it must be memory of the stream's device %d",
-                                i ? "src" : "dst", ptrs[i], what, s.s->device->id);
-        }
-        if ((err = aclsim__check_range(api, i ? "src" : "dst", ptrs[i], (size_t)count, w)))
-            return err;
-    }
+    if ((err = aclsim__check_on_device(api, "dst", dst, (size_t)count, s.s->device)) ||
+        (err = aclsim__check_on_device(api, "src", src, (size_t)count, s.s->device)))
+        return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_REDUCE, .bytes = (size_t)count,
                              .u.reduce = {dst, src, (int32_t)kind, (int32_t)type}};
     return aclsim__submit(s, &t, api, NULL);
