@@ -442,7 +442,8 @@ void aclsim__set_current(struct aclsim__context *ctx);
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
                          ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
-                         ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM, ACLSIM_TASK_BATCH };
+                         ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM, ACLSIM_TASK_BATCH,
+                         ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */ };
 
 struct aclsim__event;
 
