@@ -39,11 +39,10 @@ static struct aclsim__heap *heap_of(struct aclsim__where w)
 }
 
 /* Synchronous copies and sets move bytes on the caller's thread. A device
- * reset or aclFinalize racing them frees or unmaps the memory under the
- * heap's write lock, so they hold the read locks of the heaps they touch
- * from their range checks to the end of the move (several readers, and no
- * writer holds two heap locks: no deadlock). A heap destroyed before the
- * lock was taken means aclFinalize ran: 100001. */
+ * reset or aclFinalize racing them frees or unmaps memory, so they hold the
+ * heaps' teardown lock (heap.c) shared from their range checks to the end of
+ * the move. A heap destroyed before it was taken means aclFinalize ran:
+ * 100001. */
 aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
                             const void *b)
 {
@@ -51,19 +50,14 @@ aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, con
     const void *ps[2] = {a, b};
     for (int i = 0; i < 2; i++) {
         struct aclsim__heap *h = ps[i] ? heap_of(aclsim__classify(ps[i])) : NULL;
-        if (h && !(hold->n && hold->h[0] == h))
+        if (h)
             hold->h[hold->n++] = h;
     }
-    if (hold->n == 2 && (uintptr_t)hold->h[1] < (uintptr_t)hold->h[0]) {
-        struct aclsim__heap *t = hold->h[0];
-        hold->h[0] = hold->h[1];
-        hold->h[1] = t;
-    }
-    for (int i = 0; i < hold->n; i++)
-        pthread_rwlock_rdlock(&hold->h[i]->lock);
+    aclsim__heaps_hold();
     for (int i = 0; i < hold->n; i++)
         if (!__atomic_load_n(&hold->h[i]->base, __ATOMIC_ACQUIRE)) {
-            aclsim__release_heaps(hold);
+            aclsim__heaps_release();
+            hold->n = -1;
             return aclsim__not_initialized(api);
         }
     return ACL_SUCCESS;
@@ -71,9 +65,9 @@ aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, con
 
 void aclsim__release_heaps(struct aclsim__heap_hold *hold)
 {
-    for (int i = hold->n - 1; i >= 0; i--)
-        pthread_rwlock_unlock(&hold->h[i]->lock);
-    hold->n = 0;
+    if (hold->n >= 0)
+        aclsim__heaps_release();
+    hold->n = -1;
 }
 
 void aclsim__describe(const void *p, char *buf, size_t len)
@@ -454,8 +448,11 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
         return err;
     struct aclsim__where wd, ws;
     err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
-    if (!err)
+    if (!err) {
+        bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         copy_bytes(dst, src, count);
+        aclsim__memory_write_end(guard);
+    }
     aclsim__release_heaps(&hold);
     return err;
 }
@@ -511,8 +508,11 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
         return err;
     struct aclsim__where w;
     err = check_memset(api, devPtr, maxCount, count, &w);
-    if (!err)
+    if (!err) {
+        bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         memset(devPtr, value, count);
+        aclsim__memory_write_end(guard);
+    }
     aclsim__release_heaps(&hold);
     return err;
 }
