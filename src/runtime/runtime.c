@@ -120,6 +120,8 @@ static void finalize_forked(void)
     aclsim__events_forget_after_fork();
     aclsim__binaries_forget_after_fork();
     aclsim__memory_forget_after_fork();
+    aclsim__ranges_forget_after_fork();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     aclsim__snapshot_finalize();
@@ -190,6 +192,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__binaries_finalize();
     pthread_mutex_lock(&aclsim__rt.lock);
     aclsim__events_finalize();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
