@@ -16,13 +16,17 @@
  *   event   (event.c)     events: record/wait tasks, parking, host-side waits
  *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
+ *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c), host
+ *                         registration (hostreg.c), managed memory (managed.c)
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
- * event.lock; event live_lock -> handle table lock. device.exec_lock is never
+ * event.lock; event live_lock -> handle table lock; ranges_lock (ranges.h)
+ * -> handle table lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock
+ * (aclFinalize). device.exec_lock is never
  * held while taking any other lock except job waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
  * (kernels, host functions) runs.

@@ -6,8 +6,8 @@
  *
  * One rwlock (aclsim__ranges_lock) guards the registry and every owner's
  * state: classify and range checks read, the API calls that change state
- * write. Lock order: ranges_lock -> heap.lock (charges); nothing is taken
- * while ranges_lock is held except a heap's lock.
+ * write. Lock order: ranges_lock -> handle table lock (physical handles)
+ * and ranges_lock -> heap.lock (charges); nothing else is taken under it.
  */
 #ifndef ACLSIM_RANGES_H
 #define ACLSIM_RANGES_H
