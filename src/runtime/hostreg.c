@@ -162,10 +162,7 @@ aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag)
 aclError aclrtHostUnregister(void *ptr)
 {
     static const char api[] = "aclrtHostUnregister";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!ptr)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "ptr is NULL");
-    aclError err = aclsim__soc_check(api, reg_families);
+    aclError err = aclsim__ranges_enter(api, "ptr", ptr, reg_families);
     if (err)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);

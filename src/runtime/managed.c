@@ -362,17 +362,23 @@ aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes, size
 
 /* ---- prefetch ----------------------------------------------------------------------- */
 
+/* Takes pf off the pending list (lock held for writing). */
+static void unlink_pending(struct prefetch *pf)
+{
+    for (struct prefetch **pp = &pending; *pp; pp = &(*pp)->next)
+        if (*pp == pf) {
+            *pp = pf->next;
+            return;
+        }
+}
+
 /* The stream task: records the prefetch location of the pages it covers (of
  * managed allocations still live). */
 static void run_prefetch(void *arg)
 {
     struct prefetch *pf = arg;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
-    for (struct prefetch **pp = &pending; *pp; pp = &(*pp)->next)
-        if (*pp == pf) {
-            *pp = pf->next;
-            break;
-        }
+    unlink_pending(pf);
     for (size_t k = 0; k < pf->count; k++) {
         const struct aclsim__range *r = aclsim__ranges_find((void *)pf->item[k].ptr);
         if (!r || r->kind != ACLSIM_RANGE_MANAGED)
@@ -419,11 +425,7 @@ static aclError submit_prefetch(const char *api, struct prefetch *pf, aclrtStrea
     err = aclsim__submit(s, &t, api, NULL);
     if (err) {   /* not queued: take it back */
         pthread_rwlock_wrlock(&aclsim__ranges_lock);
-        for (struct prefetch **pp = &pending; *pp; pp = &(*pp)->next)
-            if (*pp == pf) {
-                *pp = pf->next;
-                break;
-            }
+        unlink_pending(pf);
         pthread_rwlock_unlock(&aclsim__ranges_lock);
         free(pf);
     }

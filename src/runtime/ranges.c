@@ -254,10 +254,7 @@ aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attribut
 aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize)
 {
     static const char api[] = "aclrtMemGetAddressRange";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!ptr)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "ptr is NULL");
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    aclError err = aclsim__ranges_enter(api, "ptr", ptr, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     struct aclsim__where w = aclsim__classify(ptr);

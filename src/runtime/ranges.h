@@ -30,6 +30,18 @@ extern pthread_rwlock_t aclsim__ranges_lock;
 #define ACLSIM_2M ((size_t)2 << 20)
 #define ACLSIM_1G ((size_t)1 << 30)
 
+/* The start of the calls that take one pointer: 100001 before aclInit,
+ * 100000 when p (called name) is NULL, then the product check. */
+static inline aclError aclsim__ranges_enter(const char *api, const char *name, const void *p,
+                                            unsigned families)
+{
+    if (ACLSIM_UNLIKELY(!aclsim__initialized()))
+        return aclsim__not_initialized(api);
+    if (!p)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
+    return aclsim__soc_check(api, families);
+}
+
 /* With the lock held for writing: false when out of memory. */
 bool aclsim__ranges_add(uintptr_t base, size_t size, int kind, void *owner);
 void aclsim__ranges_remove(uintptr_t base);

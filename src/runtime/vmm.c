@@ -358,10 +358,7 @@ static struct phys *phys_of(const char *api, aclrtDrvMemHandle handle)
 aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
 {
     static const char api[] = "aclrtFreePhysical";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!handle)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "handle is NULL");
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    aclError err = aclsim__ranges_enter(api, "handle", handle, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
@@ -480,10 +477,7 @@ static void unlink_reservation(struct reservation *r)
 aclError aclrtReleaseMemAddress(void *virPtr)
 {
     static const char api[] = "aclrtReleaseMemAddress";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!virPtr)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "virPtr is NULL");
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    aclError err = aclsim__ranges_enter(api, "virPtr", virPtr, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
@@ -607,10 +601,7 @@ aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvM
 aclError aclrtUnmapMem(void *virPtr)
 {
     static const char api[] = "aclrtUnmapMem";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!virPtr)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "virPtr is NULL");
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    aclError err = aclsim__ranges_enter(api, "virPtr", virPtr, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
