@@ -200,7 +200,7 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    return aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+    return aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): every device of
@@ -217,7 +217,8 @@ void aclsim__devices_forget_after_fork(void)
             aclsim__context_forget_after_fork(ctx);
             ctx = next;
         }
-        free(dev->workers);
+        if (!dev->closing)   /* else the closing thread may have freed it: leaked */
+            free(dev->workers);
         dev->workers = NULL;
         dev->nworkers = 0;
         dev->contexts = dev->default_ctx = NULL;

@@ -174,6 +174,9 @@ void aclsim__ranges_finalize(void)
     pthread_rwlock_unlock(&aclsim__ranges_lock);
 }
 
+void aclsim__ranges_hold(void) { pthread_rwlock_rdlock(&aclsim__ranges_lock); }
+void aclsim__ranges_unhold(void) { pthread_rwlock_unlock(&aclsim__ranges_lock); }
+
 void aclsim__ranges_forget_after_fork(void)
 {
     pthread_rwlock_init(&aclsim__ranges_lock, NULL);
