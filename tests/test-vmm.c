@@ -382,14 +382,16 @@ static void test_product_support(void **state)
                aclrtReserveMemAddressNoUCMemory(&v, G2, 0, (void *)(uintptr_t)(64ull << 40), 0));
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "expectPtr",
                aclrtReserveMemAddressNoUCMemory(&v, GiB, 0, NULL, 0));
+#ifndef __SANITIZE_THREAD__   /* TSan aborts on mappings outside its application ranges */
     void *at = (void *)(uintptr_t)(64ull << 40);
     aclError e = aclrtReserveMemAddressNoUCMemory(&v, GiB, 0, at, 0);
-    if (e == ACL_SUCCESS) {   /* the address is free in this process (not under TSan) */
+    if (e == ACL_SUCCESS) {   /* the address is free in this process */
         assert_ptr_equal(v, at);
         EXPECT_OK(aclrtReleaseMemAddress(v));
     } else {
         assert_int_equal(e, ACL_ERROR_RT_PARAM_INVALID);
     }
+#endif
 }
 
 /* Left mapped, allocated and reserved: aclFinalize releases it all (ASan
