@@ -67,6 +67,12 @@ static void test_two_mappings_alias(void **state)
     EXPECT_OK(aclrtMapMem(v, G2, 0, h, 0));
     EXPECT_OK(aclrtMapMem(v + 2 * G2, G2, 0, h, 0));   /* the same memory again */
     assert_int_equal(hbm_free(), free0 - G2);           /* mapping costs nothing more */
+    aclrtMemUsageInfo u[4];
+    size_t nu = 0;
+    EXPECT_OK(aclrtGetMemUsageInfo(0, u, 4, &nu));
+    assert_int_equal(nu, 3);
+    assert_string_equal(u[0].name, "physical");   /* the largest first */
+    assert_int_equal(u[0].curMemSize, G2);
 
     /* A copy into one mapping shows through the other. */
     uint32_t src[256], dst[256];
