@@ -268,18 +268,29 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
     return ACL_SUCCESS;
 }
 
-aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
-                             uint64_t flags)
+/* CANN's argument checks of aclrtMallocPhysical and the map calls: 100001,
+ * then 100000 for a NULL pointer (a, b), size 0 or flags not 0. */
+static aclError check_args(const char *api, const void *a, const char *an, const void *b,
+                           const char *bn, size_t size, uint64_t flags)
 {
-    static const char api[] = "aclrtMallocPhysical";
     ACLSIM_REQUIRE_INIT(api);
-    if (!handle || !prop)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !handle ? "handle" : "prop");
+    if (!a || !b)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !a ? an : bn);
     if (size == 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
     if (flags != 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "flags is %llu (reserved, must be 0)",
                             (unsigned long long)flags);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
+                             uint64_t flags)
+{
+    static const char api[] = "aclrtMallocPhysical";
+    aclError first = check_args(api, handle, "handle", prop, "prop", size, flags);
+    if (first)
+        return first;
     if (prop->handleType != ACL_MEM_HANDLE_TYPE_NONE)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "prop->handleType is %d (must be ACL_MEM_HANDLE_TYPE_NONE)",
@@ -507,15 +518,10 @@ aclError aclrtReleaseMemAddress(void *virPtr)
 static aclError map_mem(const char *api, void *virPtr, size_t size, size_t offset,
                         aclrtDrvMemHandle handle, uint64_t flags, bool access)
 {
-    ACLSIM_REQUIRE_INIT(api);
-    if (!virPtr || !handle)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !virPtr ? "virPtr" : "handle");
-    if (size == 0)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
-    if (flags != 0)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "flags is %llu (reserved, must be 0)",
-                            (unsigned long long)flags);
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    aclError err = check_args(api, virPtr, "virPtr", handle, "handle", size, flags);
+    if (err)
+        return err;
+    err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
