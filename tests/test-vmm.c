@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -453,6 +454,51 @@ static void test_threads(void **state)
     assert_int_equal(hbm_free(), free0);
 }
 
+/* Synchronous copies into mapped memory racing aclFinalize: each copy either
+ * completes or fails cleanly (100000, 100001, 107002), never touching
+ * unmapped memory. */
+struct racer { char *v; atomic_int started; atomic_int bad; };
+
+static void *copy_loop(void *arg)
+{
+    struct racer *r = arg;
+    uint64_t w = 42;
+    for (long i = 0;; i++) {
+        aclError e = aclrtMemcpy(r->v + (i % 512) * 8, 8, &w, 8, ACL_MEMCPY_HOST_TO_DEVICE);
+        atomic_store(&r->started, 1);
+        if (e == ACL_SUCCESS)
+            continue;
+        if (e != ACL_ERROR_INVALID_PARAM && e != ACL_ERROR_UNINITIALIZE &&
+            e != ACL_ERROR_RT_CONTEXT_NULL)   /* its context closed first */
+            atomic_store(&r->bad, (int)e);
+        return NULL;
+    }
+}
+
+static void test_copies_race_finalize(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 10; round++) {
+        if (round > 0) {
+            assert_int_equal(init_devices("2", "64M"), ACL_SUCCESS);
+            EXPECT_OK(aclrtSetDevice(0));
+        }
+        aclrtDrvMemHandle h = physical(G2);
+        struct racer r = {.v = reserve(G2)};
+        EXPECT_OK(aclrtMapMem(r.v, G2, 0, h, 0));
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, copy_loop, &r), 0);
+        while (!atomic_load(&r.started))
+            sched_yield();
+        if (round % 2)
+            sleep_ms(1);
+        assert_int_equal(aclFinalize(), ACL_SUCCESS);
+        pthread_join(t, NULL);
+        assert_int_equal(atomic_load(&r.bad), 0);
+    }
+    assert_int_equal(init_devices("2", "64M"), ACL_SUCCESS);   /* for the teardown */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +512,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_product_support, setup_device0, teardown_device0),
         cmocka_unit_test_setup_teardown(test_finalize_releases, setup_device0, teardown_device0),
         cmocka_unit_test_setup_teardown(test_threads, setup_device0, teardown_device0),
+        cmocka_unit_test_setup_teardown(test_copies_race_finalize, setup_device0, teardown_device0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
