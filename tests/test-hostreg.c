@@ -86,6 +86,16 @@ static void test_v2_and_page_locked(void **state)
     EXPECT_OK(aclrtHostRegisterV2(host, 8192, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED));
     EXPECT_OK(aclrtHostGetDevicePointer(host, &dev, 0));
     assert_ptr_equal(dev, host);
+    /* Host memory: aclrtMemsetD32Async runs at once, even behind blocked work. */
+    struct blocker b;
+    blocker_init(&b);
+    EXPECT_OK(aclrtLaunchHostFunc(NULL, blocker_fn, &b));
+    EXPECT_OK(aclrtMemsetD32Async(host, 8192, 0xfeedf00du, 4, NULL));
+    uint32_t word;
+    memcpy(&word, host + 12, 4);
+    assert_int_equal(word, 0xfeedf00du);
+    blocker_release(&b);
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
     EXPECT_OK(aclrtHostUnregister(host));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "reserved", aclrtHostRegisterV2(host, 8192, ACL_HOST_REG_READONLY));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "reserved", aclrtHostRegisterV2(host, 8192, ACL_HOST_REG_IOMEMORY));
