@@ -327,6 +327,9 @@ void aclsim__heap_uncharge(struct aclsim__heap *h, int kind, size_t bytes, uint6
 /* Usage of kind in h: current and peak bytes. */
 void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak);
 
+/* The teardown lock shared by all heaps, shared side (see aclsim__hold_heaps). */
+void aclsim__heaps_hold(void);
+void aclsim__heaps_release(void);
 /* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
 /* Frees every allocation and gives the memory back, but keeps the address
@@ -585,9 +588,10 @@ struct aclsim__stream {
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
  * ctx_handle is the handle through which the caller resolved ctx (refused
  * with 107002 if that context was destroyed meanwhile), or its default
- * stream with NULL. */
+ * stream with NULL. *handle_out gets a user stream's handle as it was made
+ * (*out may already be destroyed with its context when this returns). */
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
-                               struct aclsim__stream **out, const char *api);
+                               struct aclsim__stream **out, void **handle_out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
 /* Closes s to submissions, waits for queued work (or discards not-started
@@ -780,10 +784,12 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
                             struct aclsim__where *wd, struct aclsim__where *ws);
 /* copy.c: runs an ACLSIM_TASK_COPY2D or ACLSIM_TASK_MEMSET32 task. */
 void aclsim__execute_copy_variant(struct aclsim__task *t);
-/* The read locks of the heaps holding a and b (either may be NULL), held by
- * a synchronous copy or set from its range checks to the end of its move, so
- * that a racing reset or aclFinalize cannot free or unmap the bytes under it
- * (100001 if aclFinalize destroyed a heap first). */
+/* Held by a synchronous copy or set from its range checks to the end of its
+ * move (a and b: the pointers it touches, either may be NULL), so that a
+ * racing reset or aclFinalize cannot free or unmap the bytes under it
+ * (100001 if aclFinalize destroyed a heap first). Resets and destroys of any
+ * heap wait for it (heap.c's teardown lock); with reserved, managed or
+ * registered memory it also holds the range registry's lock (ranges.c). */
 struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; bool ranges; };
 aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
                             const void *b);

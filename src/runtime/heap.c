@@ -25,6 +25,15 @@
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 
+/* Synchronous copies and sets hold this shared while they check and move
+ * bytes (aclsim__hold_heaps); a reset or destroy of any heap takes it
+ * exclusively first, so it never frees or unmaps memory under them. One lock
+ * for all heaps, always taken before any heap's own lock. */
+static pthread_rwlock_t teardown_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+void aclsim__heaps_hold(void) { pthread_rwlock_rdlock(&teardown_lock); }
+void aclsim__heaps_release(void) { pthread_rwlock_unlock(&teardown_lock); }
+
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api)
 {
     if (__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)) {
@@ -70,6 +79,7 @@ void aclsim__heap_reset(struct aclsim__heap *h)
 {
     if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
         return;
+    pthread_rwlock_wrlock(&teardown_lock);
     pthread_rwlock_wrlock(&h->lock);
     if (h->committed) {
         madvise(h->base, h->committed, MADV_DONTNEED);
@@ -85,12 +95,14 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     h->nfree = 1;
     h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->capacity};
     pthread_rwlock_unlock(&h->lock);
+    pthread_rwlock_unlock(&teardown_lock);
 }
 
 void aclsim__heap_destroy(struct aclsim__heap *h)
 {
     if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
         return;
+    pthread_rwlock_wrlock(&teardown_lock);
     pthread_rwlock_wrlock(&h->lock);
     char *base = h->base;
     if (base) {
@@ -107,6 +119,7 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     }
     pthread_rwlock_unlock(&h->lock);
+    pthread_rwlock_unlock(&teardown_lock);
 }
 
 static bool grow(void **array, size_t *cap, size_t need, size_t elem)
@@ -337,4 +350,5 @@ void aclsim__heap_forget_after_fork(struct aclsim__heap *h)
 {
     if (h->lock_ready)
         pthread_rwlock_init(&h->lock, NULL);
+    pthread_rwlock_init(&teardown_lock, NULL);
 }

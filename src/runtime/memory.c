@@ -41,11 +41,10 @@ static struct aclsim__heap *heap_of(struct aclsim__where w)
 }
 
 /* Synchronous copies and sets move bytes on the caller's thread. A device
- * reset or aclFinalize racing them frees or unmaps the memory under the
- * heap's write lock, so they hold the read locks of the heaps they touch
- * from their range checks to the end of the move (several readers, and no
- * writer holds two heap locks: no deadlock). A heap destroyed before the
- * lock was taken means aclFinalize ran: 100001. */
+ * reset or aclFinalize racing them frees or unmaps memory, so they hold the
+ * heaps' teardown lock (heap.c) shared from their range checks to the end of
+ * the move. A heap destroyed before it was taken means aclFinalize ran:
+ * 100001. */
 aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
                             const void *b)
 {
@@ -54,22 +53,17 @@ aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, con
     const void *ps[2] = {a, b};
     for (int i = 0; i < 2; i++) {
         struct aclsim__where w = ps[i] ? aclsim__classify(ps[i]) : (struct aclsim__where){0};
-        /* Reserved, managed, registered memory: the registry's lock (ranges.c). */
+        /* Reserved, managed, registered memory: the registry's lock (ranges.c),
+         * taken before the heaps' teardown lock. */
         if (ps[i] && w.kind != ACLSIM_HOST && !heap_of(w) && !hold->ranges) {
             aclsim__ranges_hold();
             hold->ranges = true;
         }
         struct aclsim__heap *h = ps[i] ? heap_of(w) : NULL;
-        if (h && !(hold->n && hold->h[0] == h))
+        if (h)
             hold->h[hold->n++] = h;
     }
-    if (hold->n == 2 && (uintptr_t)hold->h[1] < (uintptr_t)hold->h[0]) {
-        struct aclsim__heap *t = hold->h[0];
-        hold->h[0] = hold->h[1];
-        hold->h[1] = t;
-    }
-    for (int i = 0; i < hold->n; i++)
-        pthread_rwlock_rdlock(&hold->h[i]->lock);
+    aclsim__heaps_hold();
     for (int i = 0; i < hold->n; i++)
         if (!__atomic_load_n(&hold->h[i]->base, __ATOMIC_ACQUIRE)) {
             aclsim__release_heaps(hold);
@@ -80,9 +74,9 @@ aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, con
 
 void aclsim__release_heaps(struct aclsim__heap_hold *hold)
 {
-    for (int i = hold->n - 1; i >= 0; i--)
-        pthread_rwlock_unlock(&hold->h[i]->lock);
-    hold->n = 0;
+    if (hold->n >= 0)
+        aclsim__heaps_release();
+    hold->n = -1;
     if (hold->ranges)
         aclsim__ranges_unhold();
     hold->ranges = false;
