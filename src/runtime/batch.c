@@ -145,16 +145,18 @@ static const char *location_name(int type)
 }
 
 /* One side of entry i against the location its attribute gives: host
- * memory (page-locked or not) for HOST / HOST_NUMA, device id's memory for
- * DEVICE. *is_dev says which it is. */
+ * memory (page-locked, registered or not) for HOST / HOST_NUMA, device id's
+ * memory (allocated, or mapped into a reservation) for DEVICE, managed
+ * memory for MANAGED. *have gets the actual location type. */
 static aclError check_side(const char *api, size_t i, const char *side, const void *p,
-                           const aclrtMemLocation *loc, bool *is_dev)
+                           const aclrtMemLocation *loc, int *have)
 {
     struct aclsim__where w = aclsim__classify(p);
-    *is_dev = w.kind == ACLSIM_DEVICE;
+    bool dev = w.kind == ACLSIM_DEVICE || w.kind == ACLSIM_VIRTUAL;
     int want = loc->type == ACL_MEM_LOCATION_TYPE_HOST_NUMA ? ACL_MEM_LOCATION_TYPE_HOST : (int)loc->type;
-    int have = *is_dev ? ACL_MEM_LOCATION_TYPE_DEVICE : ACL_MEM_LOCATION_TYPE_HOST;
-    if (want == have && (!*is_dev || (uint32_t)w.device->id == loc->id))
+    *have = dev ? ACL_MEM_LOCATION_TYPE_DEVICE
+          : w.kind == ACLSIM_MANAGED ? ACL_MEM_LOCATION_TYPE_MANAGED : ACL_MEM_LOCATION_TYPE_HOST;
+    if (want == *have && (!dev || (w.device && (uint32_t)w.device->id == loc->id)))
         return ACL_SUCCESS;
     char what[256];
     aclsim__describe(p, what, sizeof what);
@@ -232,21 +234,23 @@ static aclError check_batch(const char *api, void **dsts, size_t *destMaxs, void
         if (sizes[i] == 0 && !async)
             continue;   /* nothing to move */
         aclError err = ACL_SUCCESS;
-        bool dst_dev = false, src_dev = false;
+        int dst_loc = -1, src_loc = -1;
         if (sizes[i] == 0)
             err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "entry %zu: size is 0", i);
         else if (!dsts[i] || !srcs[i])
             err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "entry %zu: %s is NULL", i,
                                !dsts[i] ? "dsts[i]" : "srcs[i]");
         if (!err)
-            err = check_side(api, i, "dst", dsts[i], &attrs[k].dstLoc, &dst_dev);
+            err = check_side(api, i, "dst", dsts[i], &attrs[k].dstLoc, &dst_loc);
         if (!err)
-            err = check_side(api, i, "src", srcs[i], &attrs[k].srcLoc, &src_dev);
-        if (!err && dst_dev == src_dev)
+            err = check_side(api, i, "src", srcs[i], &attrs[k].srcLoc, &src_loc);
+        if (!err && dst_loc == src_loc)
             err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                                "entry %zu copies %s: only host-to-device and device-to-host "
                                "copies are supported in a batch", i,
-                               dst_dev ? "device to device" : "host to host");
+                               dst_loc == ACL_MEM_LOCATION_TYPE_DEVICE ? "device to device"
+                               : dst_loc == ACL_MEM_LOCATION_TYPE_HOST ? "host to host"
+                               : "managed to managed");
         if (!err)
             err = aclsim__check_range(api, "dst", dsts[i], sizes[i], aclsim__classify(dsts[i]));
         if (!err)
@@ -364,7 +368,8 @@ aclError aclsim__check_on_device(const char *api, const char *name, const void *
                                  struct aclsim__device *dev)
 {
     struct aclsim__where w = aclsim__classify(p);
-    if (w.kind != ACLSIM_DEVICE || w.device != dev) {
+    /* aclrtMalloc memory, or physical memory of dev mapped into a reservation */
+    if ((w.kind != ACLSIM_DEVICE && w.kind != ACLSIM_VIRTUAL) || w.device != dev) {
         char what[256];
         aclsim__describe(p, what, sizeof what);
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
