@@ -347,6 +347,51 @@ static void test_with_condition(void **state)
 }
 #pragma GCC diagnostic pop
 
+/* Physical memory of device 0 mapped into a reservation is device memory to
+ * a batch (its attributes say DEVICE 0) and to a reduce; the data arrives
+ * through a second mapping of the same physical memory. */
+static void test_virtual_memory(void **state)
+{
+    (void)state;
+    const size_t g2 = 2 * MiB;
+    aclrtPhysicalMemProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = ACL_HBM_MEM_HUGE;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    aclrtDrvMemHandle h = NULL;
+    EXPECT_OK(aclrtMallocPhysical(&h, g2, &prop, 0));
+    void *v = NULL;
+    EXPECT_OK(aclrtReserveMemAddress(&v, 2 * g2, 0, NULL, 0));
+    char *a = v, *b = (char *)v + g2;
+    EXPECT_OK(aclrtMapMem(a, g2, 0, h, 0));
+    EXPECT_OK(aclrtMapMem(b, g2, 0, h, 0));
+    int32_t host[16], back[16];
+    for (int i = 0; i < 16; i++)
+        host[i] = i * 10;
+    void *dsts[1] = {a}, *srcs[1] = {host};
+    size_t sizes[1] = {sizeof host}, maxs[1] = {sizeof host}, idx[1] = {0}, fail = 0;
+    aclrtMemcpyBatchAttr at = h2d(0);
+    EXPECT_OK(aclrtMemcpyBatch(dsts, maxs, srcs, sizes, 1, &at, idx, 1, &fail));
+    assert_int_equal(fail, SIZE_MAX);
+    /* b + 64 aliases a + 64: a reduce of the first 16 values into the next 16 */
+    EXPECT_OK(aclrtMemcpy(a + 64, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE));
+    EXPECT_OK(aclrtReduceAsync(b + 64, a, 64, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT32, NULL, NULL));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    EXPECT_OK(aclrtMemcpy(back, 64, a + 64, 64, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(back[i], 2 * host[i]);
+    at.dstLoc.id = 1;   /* it is device 0's memory */
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "entry 0", aclrtMemcpyBatch(dsts, maxs, srcs, sizes, 1, &at, idx, 1, &fail));
+    assert_int_equal(fail, 0);
+    EXPECT_OK(aclrtUnmapMem(a));
+    EXPECT_OK(aclrtUnmapMem(b));
+    EXPECT_OK(aclrtFreePhysical(h));
+    EXPECT_OK(aclrtReleaseMemAddress(v));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_device0, teardown_device0)
@@ -358,6 +403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_with_offset, setup_gated, teardown_gated),
         T(test_with_desc),
         T(test_with_condition),
+        T(test_virtual_memory),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
