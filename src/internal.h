@@ -19,6 +19,9 @@
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
+ *   soc     (soc.c)       product families of the configured SoC (support tables)
+ *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
+ *                         exception callbacks, device task abort, device state
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
@@ -307,6 +310,13 @@ struct aclsim__context {
     pthread_mutex_t lock;                     /* guards streams (doubly linked) */
     pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
+    /* failure.c: ACL_STOP_ON_FAILURE was set on one of its streams; once a
+     * task failed in that mode, fault is its code (sticky: every synchronize
+     * reports it, submissions are refused) and fault_text (under lock) says
+     * what failed. */
+    atomic_bool stop_on_failure;
+    _Atomic int32_t fault;
+    char fault_text[384];
 };
 
 /* The calling thread's current context, or 107002 with a message. */
@@ -332,6 +342,7 @@ struct aclsim__event;
 struct aclsim__task {
     struct aclsim__task *next;
     uint8_t kind;
+    uint32_t id;                    /* low 32 bits of its sequence number in its stream */
     size_t bytes;
     const char *label;              /* variable or kernel name, or NULL */
     union {
@@ -383,6 +394,19 @@ struct aclsim__stream {
     atomic_uint waiters;            /* threads blocked on progress */
     atomic_uint hurry;              /* host threads spinning for completion */
     atomic_bool discard;            /* force-destroyed: run nothing more */
+
+    /* failure.c (cold). id: the stream id of exception info, kept by the
+     * struct across reuse. When stopping is set, tasks whose id is at most
+     * stop_upto (wrap-safe) are discarded instead of run (ACL_STOP_ON_FAILURE,
+     * aclrtDeviceTaskAbort). fault: the code of the first failure not yet
+     * reported by a synchronize of this stream; fault_text (under lock) says
+     * what failed. failure_mode: as aclrtSetStreamFailureMode set it. */
+    uint32_t id;
+    uint8_t failure_mode;
+    atomic_bool stopping;
+    _Atomic uint32_t stop_upto;
+    _Atomic int32_t fault;
+    char fault_text[384];
 };
 
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
@@ -393,6 +417,12 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
                                struct aclsim__stream **out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
+/* The same, calling visit (if not NULL) on each stream first, under its
+ * context's lock and rt.lock; timeout_ms < 0 waits forever, else
+ * ACL_ERROR_RT_WAIT_TIMEOUT (no message) once it has passed. */
+aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
+                              void (*visit)(struct aclsim__stream *s, void *arg), void *arg,
+                              const char *api);
 /* Closes s to submissions, waits for queued work (or discards not-started
  * work with force), takes it off its context's list and recycles it. The
  * caller has won aclsim__handle_free on s's handle (or s is a default
@@ -477,8 +507,75 @@ aclError aclsim__refuse_self_wait(const char *api, const char *what);
 /* Thread-local state of the block a worker is running (kernel.c). */
 extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,
     aclsim__tls_device_slot;
-void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t);
+/* What a failed kernel reports (failure.c fills in the rest). */
+struct aclsim__fault_detail {
+    char why[256];            /* "block 3 of 8: aclsimTrap: <reason>" */
+    void *args;               /* the launch's argument block, and its size */
+    uint32_t args_len;
+    void *func;               /* the kernel's aclrtFuncHandle */
+};
+/* Runs a kernel task: ACL_SUCCESS, or the code it failed with (507015 from
+ * aclsimTrap, 507014 past the op execute timeout) with *d filled in. */
+aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
+                                struct aclsim__fault_detail *d);
 void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n);
+
+/* ---- soc.c: product families --------------------------------------------- */
+
+/* CANN's reference pages list support per product family. */
+enum aclsim__soc_family {
+    ACLSIM_SOC_950 = 1u << 0,    /* Ascend 950PR/950DT */
+    ACLSIM_SOC_A3 = 1u << 1,     /* Atlas A3 training/inference (Ascend910_93xx) */
+    ACLSIM_SOC_A2 = 1u << 2,     /* Atlas A2 training/inference (Ascend910B1..4) */
+    ACLSIM_SOC_310B = 1u << 3,   /* Atlas 200I/500 A2 inference */
+    ACLSIM_SOC_310P = 1u << 4,   /* Atlas inference series */
+    ACLSIM_SOC_910 = 1u << 5,    /* Atlas training series (first generation) */
+    ACLSIM_SOC_IPV350 = 1u << 6,
+};
+#define ACLSIM_SOC_ALL 0x7fu
+/* The family of the configured SoC (ACLSIM_SOC_VERSION). */
+unsigned aclsim__soc_family(void);
+/* 207000 with a message unless the configured SoC's family is in families. */
+aclError aclsim__soc_require(unsigned families, const char *api);
+
+/* ---- failure.c: failed tasks ---------------------------------------------- */
+
+/* Records that task t of s failed with code (on the worker that ran it):
+ * the stream's and the device's pending fault, the context's sticky fault
+ * and the stop of all its streams with ACL_STOP_ON_FAILURE, then the
+ * exception callbacks, called on this thread. */
+void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t, aclError code,
+                         const struct aclsim__fault_detail *d);
+/* Whether t is to be discarded instead of run (s->stopping is set). */
+static inline bool aclsim__task_stopped(struct aclsim__stream *s, const struct aclsim__task *t)
+{
+    uint32_t upto = atomic_load_explicit(&s->stop_upto, memory_order_acquire);
+    return (uint32_t)(upto - t->id) < 0x80000000u;
+}
+/* After a wait on stream s (handle: the user's, NULL for the default stream)
+ * or on the current context's device: the failure to report, with
+ * aclsim__fail, or ACL_SUCCESS. The context's sticky fault first, then the
+ * stream's (or device's) pending one, which this consumes. */
+aclError aclsim__stream_report(struct aclsim__stream *s, const char *api);
+aclError aclsim__device_report(struct aclsim__context *ctx, const char *api);
+/* aclsim__submit: a context stopped by a failure refuses tasks (its code). */
+aclError aclsim__context_refuse(struct aclsim__context *ctx, const char *api);
+/* Bumped by each aclrtDeviceTaskAbort on dev: blocks of a kernel launched
+ * under an older generation are skipped (kernel.c). */
+unsigned aclsim__abort_generation(const struct aclsim__device *dev);
+/* Op execute timeout in nanoseconds (UINT64_MAX: never). */
+uint64_t aclsim__op_execute_timeout_ns(void);
+/* aclrtSetOpWaitTimeout's value in nanoseconds, 0 when no wait timeout is set:
+ * for the event/notify waits (a stream waiting longer fails, see
+ * docs/failures.md). */
+uint64_t aclsim__op_wait_timeout_ns(void);
+/* Device state callbacks (aclrtRegDeviceStateCallback), called by
+ * aclrtSetDevice/aclrtResetDevice(Force) without locks. */
+void aclsim__device_state_notify(int32_t device, int state);
+/* The calling thread submitted task id to a user stream (aclrtGetThreadLastTaskId). */
+extern _Thread_local uint32_t aclsim__tls_last_task_id;
+/* aclFinalize: forgets callbacks, timeouts and failure records. */
+void aclsim__failures_finalize(void);
 
 /* ---- memory.c ---------------------------------------------------------- */
 

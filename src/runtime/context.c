@@ -91,6 +91,8 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     }
     ctx->device = dev;
     ctx->is_default = is_default;
+    atomic_store(&ctx->stop_on_failure, false);
+    atomic_store(&ctx->fault, 0);
     ctx->streams = NULL;
     ctx->next_in_device = NULL;
     struct aclsim__stream *def = NULL;

@@ -132,20 +132,26 @@ aclError aclsim__device_release(int32_t id, bool force, const char *api)
 aclError aclrtSetDevice(int32_t deviceId)
 {
     ACLSIM_REQUIRE_INIT("aclrtSetDevice");
+    aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_acquire(deviceId, "aclrtSetDevice");
     if (!err)
         aclsim__set_current(aclsim__devices[deviceId].default_ctx);
     pthread_mutex_unlock(&aclsim__rt.lock);
+    if (!err)
+        aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_POST);
     return err;
 }
 
 static aclError reset(int32_t deviceId, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_release(deviceId, force, api);
     pthread_mutex_unlock(&aclsim__rt.lock);
+    if (!err)
+        aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
     return err;
 }
 
@@ -184,5 +190,6 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    return aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+    err = aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+    return err ? err : aclsim__device_report(ctx, "aclrtSynchronizeDevice");
 }

@@ -65,6 +65,8 @@ static void task_release(struct aclsim__task *t)
 
 static void execute(struct aclsim__stream *s, struct aclsim__task *t)
 {
+    aclError code;
+    struct aclsim__fault_detail detail;
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
@@ -75,7 +77,8 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
         memset(t->u.memset.dst, t->u.memset.value, t->bytes);
         break;
     case ACLSIM_TASK_KERNEL:
-        aclsim__execute_kernel(s->device, t);
+        if (ACLSIM_UNLIKELY(code = aclsim__execute_kernel(s->device, t, &detail)))
+            aclsim__task_failed(s, t, code, &detail);   /* a failed task: failure.c */
         break;
     case ACLSIM_TASK_HOST_FUNC:
         t->u.host.fn(t->u.host.arg);
@@ -183,7 +186,13 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
             prev = aclsim__discard_tasks(t);
             break;
         }
-        if (t->kind == ACLSIM_TASK_WAIT) {
+        if (ACLSIM_UNLIKELY(atomic_load_explicit(&s->stopping, memory_order_acquire)) &&
+            aclsim__task_stopped(s, t)) {
+            /* Stopped by a failure (ACL_STOP_ON_FAILURE) or a device task
+             * abort: discarded as if never started. */
+            if (t->kind == ACLSIM_TASK_RECORD)
+                aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+        } else if (t->kind == ACLSIM_TASK_WAIT) {
             struct aclsim__event *ev = t->u.event.event;
             if (!aclsim__event_reached(ev, t->u.event.seq)) {
                 rest = t;

@@ -367,6 +367,7 @@ aclError aclFinalize(void)
     pthread_mutex_lock(&aclsim__rt.lock);
     aclsim__events_finalize();
     aclsim__memory_finalize();
+    aclsim__failures_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     aclsim__rt.finalizing = false;
     pthread_mutex_unlock(&aclsim__rt.lock);
