@@ -24,9 +24,11 @@
  *                         exception callbacks, device task abort, device state
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
- * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
- * event.lock; event live_lock -> handle table lock. device.exec_lock is never
- * held while taking any other lock except job waits. runtime.lock is released
+ * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
+ * stopping a context's streams, aclsim__device_drain's visitors);
+ * context.lock -> handle table lock; stream.lock -> event.lock; event
+ * live_lock -> handle table lock. device.exec_lock is never held while
+ * taking any other lock except job waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
  * (kernels, host functions) runs.
  */
@@ -540,10 +542,13 @@ aclError aclsim__soc_require(unsigned families, const char *api);
 
 /* ---- failure.c: failed tasks ---------------------------------------------- */
 
-/* Records that task t of s failed with code (on the worker that ran it):
- * the stream's and the device's pending fault, the context's sticky fault
- * and the stop of all its streams with ACL_STOP_ON_FAILURE, then the
- * exception callbacks, called on this thread. */
+/* Records that task t of s failed with code (on the worker that ran it,
+ * before the task counts as completed): the stream's and the device's
+ * pending fault, the context's sticky fault and the stop of all its streams
+ * with ACL_STOP_ON_FAILURE, then the exception callbacks, called on this
+ * thread. For any kind of task: an event/notify wait past the op wait
+ * timeout reports itself here too (d->func and d->args NULL). Takes the
+ * context's and the streams' locks: call it holding none. */
 void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t, aclError code,
                          const struct aclsim__fault_detail *d);
 /* Whether t is to be discarded instead of run (s->stopping is set). */

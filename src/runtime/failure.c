@@ -199,8 +199,11 @@ void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t,
         snprintf(where, sizeof where, "stream %p (id %u)", s->handle, s->id);
     else
         snprintf(where, sizeof where, "the default stream (id %u)", s->id);
-    snprintf(text, sizeof text, "kernel %s (task %u) failed on device %d, %s: %s",
-             t->label ? t->label : "?", t->id, dev->id, where, d->why);
+    const char *what = t->kind == ACLSIM_TASK_KERNEL ? "kernel "
+                       : t->kind == ACLSIM_TASK_WAIT ? "event wait" : "task";
+    snprintf(text, sizeof text, "%s%s (task %u) failed on device %d, %s: %s", what,
+             t->kind == ACLSIM_TASK_KERNEL && t->label ? t->label : "", t->id, dev->id, where,
+             d->why);
     aclsim__log(ACLSIM_LOG_ERROR, "%s (error %d)", text, code);
 
     pthread_mutex_lock(&s->lock);
