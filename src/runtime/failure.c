@@ -22,8 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define NOT_IPV350 (ACLSIM_SOC_ALL & ~(unsigned)ACLSIM_SOC_IPV350)
-#define FAST_RECOVER (ACLSIM_SOC_950 | ACLSIM_SOC_A3 | ACLSIM_SOC_A2)
+#define NOT_IPV350 ACLSIM_ALL_BUT_IPV
+#define FAST_RECOVER (ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2))
 #define TASK_ABORT_TIMEOUT_MAX (36u * 60u * 1000u)   /* ms, as CANN */
 
 _Thread_local uint32_t aclsim__tls_last_task_id;
@@ -294,10 +294,11 @@ aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
 {
     static const char api[] = "aclrtSetStreamFailureMode";
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     if (err)
         return err;
-    if (!stream && (aclsim__soc_family() & (ACLSIM_SOC_310B | ACLSIM_SOC_310P | ACLSIM_SOC_910)))
+    if (!stream && (ACLSIM_FAMILIES(EDGE) | ACLSIM_FAMILIES(INFERENCE) | ACLSIM_FAMILIES(TRAINING)) &
+                       (1u << aclsim__soc_current()->family))
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "the default stream (NULL) cannot be given a failure mode on SoC %s, "
                             "as in CANN: pass a stream you created",
@@ -327,7 +328,7 @@ aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)
 {
     static const char api[] = "aclrtSetExceptionInfoCallback";
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     if (err)
         return err;
     pthread_mutex_lock(&exc_lock);
@@ -342,7 +343,7 @@ static aclError check_callback(aclrtExceptionInfoCallback callback, const char *
     ACLSIM_REQUIRE_INIT(api);
     if (!callback)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "callback is NULL");
-    return aclsim__soc_require(NOT_IPV350, api);
+    return aclsim__soc_check(api, NOT_IPV350);
 }
 
 aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback)
@@ -440,7 +441,7 @@ aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
     if (!taskId)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "taskId is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     if (!err)
         *taskId = aclsim__tls_last_task_id;
     return err;
@@ -468,16 +469,16 @@ static uint64_t interval_us(void)
 /* Default and maximum in seconds for the families without the interval scale. */
 static uint64_t family_seconds(bool maximum)
 {
-    switch (aclsim__soc_family()) {
-    case ACLSIM_SOC_310P: return 547;
-    case ACLSIM_SOC_910: return maximum ? 2176 : 68;
+    switch (aclsim__soc_current()->family) {
+    case ACLSIM_FAMILY_INFERENCE: return 547;
+    case ACLSIM_FAMILY_TRAINING: return maximum ? 2176 : 68;
     default: return 1091;
     }
 }
 
 static bool interval_scaled(void)
 {
-    return aclsim__soc_family() & (ACLSIM_SOC_950 | ACLSIM_SOC_A3 | ACLSIM_SOC_A2);
+    return FAST_RECOVER & (1u << aclsim__soc_current()->family);
 }
 
 /* What a request of us microseconds becomes (0: the maximum, or never when
@@ -541,7 +542,7 @@ aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout)
     if (!actualTimeout)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "actualTimeout is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
@@ -557,7 +558,7 @@ aclError aclrtGetOpTimeOutInterval(uint64_t *interval)
     if (!interval)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "interval is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
@@ -571,7 +572,7 @@ aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs)
     if (!timeoutMs)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "timeoutMs is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     if (err)
         return err;
     uint64_t ns = aclsim__op_execute_timeout_ns();
@@ -583,7 +584,7 @@ aclError aclrtSetOpWaitTimeout(uint32_t timeout)
 {
     static const char api[] = "aclrtSetOpWaitTimeout";
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350 & ~(unsigned)ACLSIM_SOC_310P, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350 & ~ACLSIM_FAMILIES(INFERENCE));
     if (!err)
         atomic_store_explicit(&wait_s, timeout, memory_order_relaxed);
     return err;
@@ -597,7 +598,7 @@ aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatu
     if (!deviceStatus)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "deviceStatus is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     if (err || (err = aclsim__device_check_id(deviceId, api)))
         return err;
     /* A simulated device has no hardware to lose: an AI Core exception or a
@@ -613,7 +614,7 @@ aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallba
     if (!regName)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "regName is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(NOT_IPV350, api);
+    aclError err = aclsim__soc_check(api, NOT_IPV350);
     return err ? err : registry_set(&state_callbacks, regName, (void (*)(void))callback, args, api);
 }
 
@@ -637,7 +638,7 @@ aclError aclrtSetDeviceTaskAbortCallback(const char *regName, aclrtDeviceTaskAbo
     if (!regName)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "regName is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(FAST_RECOVER, api);
+    aclError err = aclsim__soc_check(api, FAST_RECOVER);
     return err ? err : registry_set(&abort_callbacks, regName, (void (*)(void))callback, args, api);
 }
 
@@ -689,7 +690,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 {
     static const char api[] = "aclrtDeviceTaskAbort";
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(FAST_RECOVER, api);
+    aclError err = aclsim__soc_check(api, FAST_RECOVER);
     if (err)
         return err;
     if (timeout > TASK_ABORT_TIMEOUT_MAX)
@@ -730,7 +731,7 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
     if (!errorInfo)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "errorInfo is NULL");
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_require(FAST_RECOVER, api);
+    aclError err = aclsim__soc_check(api, FAST_RECOVER);
     if (err || (err = aclsim__device_check_id(deviceId, api)))
         return err;
     pthread_mutex_lock(&dev_fault_lock);
@@ -738,7 +739,7 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
     pthread_mutex_unlock(&dev_fault_lock);
     memset(errorInfo, 0, sizeof *errorInfo);
     errorInfo->errorType = ACL_RT_NO_ERROR;
-    if (latest && aclsim__soc_family() == ACLSIM_SOC_950) {
+    if (latest && aclsim__soc_current()->family == ACLSIM_FAMILY_A5) {
         /* A kernel failed: a software error in AI Core code. */
         errorInfo->errorType = ACL_RT_ERROR_AICORE;
         errorInfo->hasDetail = 1;
@@ -748,6 +749,14 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
         errorInfo->errorType = ACL_RT_ERROR_OTHERS;
     }
     return ACL_SUCCESS;
+}
+
+void aclsim__failures_forget_after_fork(void)
+{
+    pthread_mutex_init(&state_callbacks.lock, NULL);
+    pthread_mutex_init(&abort_callbacks.lock, NULL);
+    pthread_mutex_init(&exc_lock, NULL);
+    pthread_mutex_init(&dev_fault_lock, NULL);
 }
 
 void aclsim__failures_finalize(void)

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BLOCKS 65535u
 
 _Thread_local uint32_t aclsim__tls_block_idx = 0, aclsim__tls_block_num = 1,
                        aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
@@ -159,24 +158,26 @@ aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task 
     b.job.count = t->u.kernel.blocks;
     uint64_t limit = aclsim__op_execute_timeout_ns();
     uint64_t start = aclsim__now_ns();
-    if (t->u.kernel.blocks == 1)
-        run_block(&b.job, 0);
-    else
+    if (t->u.kernel.blocks == 1 || t->u.kernel.cores == 1) {
+        for (uint32_t i = 0; i < t->u.kernel.blocks; i++)
+            run_block(&b.job, i);
+    } else {
+        b.job.max_helpers = t->u.kernel.cores ? t->u.kernel.cores - 1 : 0;
         aclsim__run_job(dev, &b.job);
+    }
+    uint64_t took = aclsim__now_ns() - start;
+    atomic_fetch_add_explicit(&dev->kernel_busy_ns, took, memory_order_relaxed);
     aclError code = ACL_SUCCESS;
     if (atomic_load(&b.trapped)) {
         code = ACL_ERROR_RT_AICORE_EXCEPTION;
         snprintf(d->why, sizeof d->why, "block %u of %u trapped: aclsimTrap(\"%s\")",
                  b.trap_block, t->u.kernel.blocks, b.reason);
-    } else if (limit != UINT64_MAX) {
-        uint64_t took = aclsim__now_ns() - start;
-        if (took > limit) {
-            code = ACL_ERROR_RT_AICORE_TIMEOUT;
-            snprintf(d->why, sizeof d->why,
-                     "ran %" PRIu64 " us (%u blocks), past the op execute timeout of %" PRIu64
-                     " us (aclrtSetOpExecuteTimeOut*)", took / 1000, t->u.kernel.blocks,
-                     limit / 1000);
-        }
+    } else if (limit != UINT64_MAX && took > limit) {
+        code = ACL_ERROR_RT_AICORE_TIMEOUT;
+        snprintf(d->why, sizeof d->why,
+                 "ran %" PRIu64 " us (%u blocks), past the op execute timeout of %" PRIu64
+                 " us (aclrtSetOpExecuteTimeOut*)", took / 1000, t->u.kernel.blocks,
+                 limit / 1000);
     }
     if (code) {
         d->args = t->u.kernel.argbuf;
@@ -210,10 +211,10 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
                             "funcHandle %p is not a live kernel handle (from "
                             "aclrtGetFuncBySymbol or aclrtBinaryGetFunction; its binary may "
                             "have been unloaded)", func);
-    if (numBlocks == 0 || numBlocks > MAX_BLOCKS)
+    if (numBlocks == 0 || numBlocks > ACLSIM_MAX_BLOCKS)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "numBlocks %u is out of range for kernel %s: 1 to %u", numBlocks,
-                            k->name, MAX_BLOCKS);
+                            k->name, ACLSIM_MAX_BLOCKS);
     size_t offsets[16], max_align;
     size_t need = packed_layout(k, offsets, &max_align);
     if (k->num_params && !packed && !args)
@@ -242,7 +243,8 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
     if ((err = aclsim__symbols_instantiate_all(ctx->device, api)))
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
-                             .u.kernel = {.kernel = k, .blocks = numBlocks}};
+                             .u.kernel = {.kernel = k, .blocks = numBlocks,
+                                          .cores = aclsim__kernel_core_limit(ctx->device)}};
     /* One block: the argument pointers, then the values, aligned for the
      * most aligned parameter (invoke reads them in place). */
     if (max_align < sizeof(void *))
@@ -283,4 +285,10 @@ aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStr
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "cfg->attrs is NULL but cfg->numAttrs is %zu", cfg->numAttrs);
     return launch(func, numBlocks, stream, api, NULL, 0, args);
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__kernels_forget_after_fork(void)
+{
+    pthread_mutex_init(&kernels.lock, NULL);
 }
