@@ -140,6 +140,7 @@ struct aclsim__config {
     char soc_name[64];                       /* ACLSIM_SOC_VERSION */
     size_t device_memory;                    /* ACLSIM_DEVICE_MEMORY, bytes */
     uint32_t workers;                        /* ACLSIM_WORKERS: threads per device */
+    uint32_t op_timeout_interval_us;         /* ACLSIM_OP_TIMEOUT_INTERVAL_US */
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */

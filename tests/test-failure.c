@@ -406,6 +406,33 @@ static void test_op_execute_timeout(void **state)
     OK(aclrtFree(done));
 }
 
+static void test_op_timeout_interval_setting(void **state)
+{
+    (void)state;
+    setenv("ACLSIM_OP_TIMEOUT_INTERVAL_US", "0", 1);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "ACLSIM_OP_TIMEOUT_INTERVAL_US", aclInit(NULL));
+    setenv("ACLSIM_OP_TIMEOUT_INTERVAL_US", "100000001", 1);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "ACLSIM_OP_TIMEOUT_INTERVAL_US", aclInit(NULL));
+    setenv("ACLSIM_OP_TIMEOUT_INTERVAL_US", "250000", 1);
+    OK(aclInit(NULL));
+    OK(aclrtSetDevice(0));
+    uint64_t interval = 0, actual = 0;
+    OK(aclrtGetOpTimeOutInterval(&interval));
+    assert_int_equal(interval, 250000);
+    OK(aclrtSetOpExecuteTimeOutV2(0, &actual));   /* interval >= 100 ms: 0 is the maximum */
+    assert_int_equal(actual, 254u * 250000u);
+    OK(reset_and_finalize());
+    OK(aclInit(NULL));                             /* the default: A2 hardware's */
+    OK(aclrtSetDevice(0));
+    OK(aclrtGetOpTimeOutInterval(&interval));
+    assert_int_equal(interval, 4294967);
+    uint32_t ms = 0;
+    OK(aclrtSetOpExecuteTimeOut(0));
+    OK(aclrtGetOpExecuteTimeout(&ms));
+    assert_int_equal(ms, (254ull * 4294967u + 999) / 1000);
+    OK(reset_and_finalize());
+}
+
 static void test_op_timeout_bad_inputs(void **state)
 {
     (void)state;
@@ -741,6 +768,8 @@ int main(void)
         T(test_failure_mode_bad_inputs),
         cmocka_unit_test_setup_teardown(test_op_execute_timeout, setup_fast_interval,
                                         teardown_fast_interval),
+        cmocka_unit_test_setup_teardown(test_op_timeout_interval_setting, setup_clean,
+                                        teardown_clean),
         T(test_op_timeout_bad_inputs),
         T(test_device_task_abort),
         T(test_abort_cleans_stop_on_failure),

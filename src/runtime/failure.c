@@ -451,7 +451,7 @@ aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
 
 /* The op execute timeout is a whole number N (1..254) of a hardware
  * interval. Real A2 parts report 2^32 ns (so the maximum is 1091 s);
- * ACLSIM_OP_TIMEOUT_INTERVAL_US sets the simulated interval (tests use 1000). */
+ * ACLSIM_OP_TIMEOUT_INTERVAL_US sets the simulated one (config.c). */
 #define MAX_CREDIT 254u
 #define NEVER UINT64_MAX
 static atomic_bool exec_set;                /* a set function was called */
@@ -460,10 +460,8 @@ static _Atomic uint64_t wait_s;             /* aclrtSetOpWaitTimeout; 0: none */
 
 static uint64_t interval_us(void)
 {
-    const char *v = getenv("ACLSIM_OP_TIMEOUT_INTERVAL_US");
-    char *end;
-    unsigned long long x = v && *v ? strtoull(v, &end, 10) : 0;
-    return x && !*end && x <= 100000000ull ? (uint64_t)x : 4294967u;
+    uint32_t us = aclsim__config()->op_timeout_interval_us;
+    return us ? us : 4294967u;   /* (a configured runtime never has 0) */
 }
 
 /* Default and maximum in seconds for the families without the interval scale. */
