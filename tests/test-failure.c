@@ -753,6 +753,71 @@ static void test_concurrent_failures(void **state)
     drain_msg();
 }
 
+/* Counts, after about 50 us of work. */
+static void slow_count(void *arg)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 50000);
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* Sibling streams run freely when the failure stops them: afterwards each
+ * runs at most the one task it had started (its count grows by at most 1
+ * once the failure is reported), and every synchronize, bounded, reports it. */
+static void test_stop_on_failure_race(void **state)
+{
+    (void)state;
+    enum { ROUNDS = 25, SIBLINGS = 3, TASKS = 300 };
+    aclrtContext main_ctx = current_context();
+    int grew_max = 0, ran_min = TASKS;
+    for (int round = 0; round < ROUNDS; round++) {
+        aclrtContext ctx;
+        OK(aclrtCreateContext(&ctx, 0));
+        aclrtStream a, b[SIBLINGS];
+        OK(aclrtCreateStream(&a));
+        OK(aclrtSetStreamFailureMode(a, ACL_STOP_ON_FAILURE));
+        atomic_int count[SIBLINGS];
+        for (int i = 0; i < SIBLINGS; i++) {
+            atomic_init(&count[i], 0);
+            OK(aclrtCreateStream(&b[i]));
+            for (int k = 0; k < TASKS; k++)
+                OK(aclrtLaunchHostFunc(b[i], slow_count, &count[i]));
+        }
+        int *out = dev_ints(1);
+        launch_trap(out, 1, 0, a);
+        assert_int_equal(aclrtSynchronizeStreamWithTimeout(a, WAIT_MS), ACL_ERROR_RT_AICORE_EXCEPTION);
+        int seen[SIBLINGS];
+        for (int i = 0; i < SIBLINGS; i++)
+            seen[i] = atomic_load(&count[i]);
+        for (int i = 0; i < SIBLINGS; i++) {
+            aclError e = aclrtSynchronizeStreamWithTimeout(b[i], WAIT_MS);
+            /* A stream whose tasks all ran before the failure has nothing to report
+             * of its own, but the context is stopped: it reports the failure too. */
+            assert_int_equal(e, ACL_ERROR_RT_AICORE_EXCEPTION);
+            int grew = atomic_load(&count[i]) - seen[i];
+            assert_true(grew <= 1);
+            if (grew > grew_max)
+                grew_max = grew;
+            if (atomic_load(&count[i]) < ran_min)
+                ran_min = atomic_load(&count[i]);
+        }
+        drain_msg();
+        OK(aclrtFree(out));
+        OK(aclrtDestroyStream(a));
+        for (int i = 0; i < SIBLINGS; i++)
+            OK(aclrtDestroyStream(b[i]));
+        OK(aclrtDestroyContext(ctx));
+        OK(aclrtSetCurrentContext(main_ctx));
+    }
+    (void)aclrtSynchronizeDevice();
+    drain_msg();
+    print_message("stop race: at most %d task(s) finished after the report; fewest run %d of %d\n",
+                  grew_max, ran_min, TASKS);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_gated, teardown_gated)
 int main(void)
 {
@@ -778,6 +843,7 @@ int main(void)
         T(test_query_device_status),
         cmocka_unit_test_setup_teardown(test_product_support, setup_clean, teardown_clean),
         T(test_concurrent_failures),
+        T(test_stop_on_failure_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,10 +251,12 @@ static void run_stream(struct aclsim__stream *s)
             budget--;
         struct aclsim__task *rest = run_claimed(s, claimed, &done);
         pthread_mutex_lock(&s->lock);
-        if (rest && atomic_load(&s->discard)) {
-            /* Force-destroyed while we looked at the event: do not park. */
+        if (rest && (atomic_load(&s->discard) ||
+                     (atomic_load(&s->stopping) && aclsim__task_stopped(s, rest)))) {
+            /* Force-destroyed or stopped (failure.c) while we looked at the
+             * event: do not park. */
             pthread_mutex_unlock(&s->lock);
-            rest = run_claimed(s, rest, &done);   /* discards them all */
+            rest = run_claimed(s, rest, &done);   /* discards them (the stopped ones) */
             pthread_mutex_lock(&s->lock);
         }
         if (rest) {
