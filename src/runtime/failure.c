@@ -139,6 +139,18 @@ static void call_exception_callbacks(aclrtExceptionInfo *info)
     free(copy);
 }
 
+/* The checks that open most functions here, in CANN's order: a NULL output
+ * argument (100000, on every product), the runtime (100001), the product
+ * (207000). */
+static aclError prologue(const char *api, const void *out, const char *out_name,
+                         unsigned families)
+{
+    if (out_name && !out)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", out_name);
+    ACLSIM_REQUIRE_INIT(api);
+    return aclsim__soc_check(api, families);
+}
+
 /* ---- failure records ------------------------------------------------------ */
 
 /* Per device: the failure not yet reported by aclrtSynchronizeDevice, and the
@@ -438,10 +450,7 @@ aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info, acl
 aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
 {
     static const char api[] = "aclrtGetThreadLastTaskId";
-    if (!taskId)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "taskId is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, NOT_IPV350);
+    aclError err = prologue(api, taskId, "taskId", NOT_IPV350);
     if (!err)
         *taskId = aclsim__tls_last_task_id;
     return err;
@@ -537,10 +546,7 @@ aclError aclrtSetOpExecuteTimeOutWithMs(uint32_t timeout)
 aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout)
 {
     static const char api[] = "aclrtSetOpExecuteTimeOutV2";
-    if (!actualTimeout)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "actualTimeout is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, NOT_IPV350);
+    aclError err = prologue(api, actualTimeout, "actualTimeout", NOT_IPV350);
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
@@ -553,10 +559,7 @@ aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout)
 aclError aclrtGetOpTimeOutInterval(uint64_t *interval)
 {
     static const char api[] = "aclrtGetOpTimeOutInterval";
-    if (!interval)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "interval is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, NOT_IPV350);
+    aclError err = prologue(api, interval, "interval", NOT_IPV350);
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
@@ -567,10 +570,7 @@ aclError aclrtGetOpTimeOutInterval(uint64_t *interval)
 aclError aclrtGetOpExecuteTimeout(uint32_t *const timeoutMs)
 {
     static const char api[] = "aclrtGetOpExecuteTimeout";
-    if (!timeoutMs)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "timeoutMs is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, NOT_IPV350);
+    aclError err = prologue(api, timeoutMs, "timeoutMs", NOT_IPV350);
     if (err)
         return err;
     uint64_t ns = aclsim__op_execute_timeout_ns();
@@ -593,10 +593,7 @@ aclError aclrtSetOpWaitTimeout(uint32_t timeout)
 aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus)
 {
     static const char api[] = "aclrtQueryDeviceStatus";
-    if (!deviceStatus)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "deviceStatus is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, NOT_IPV350);
+    aclError err = prologue(api, deviceStatus, "deviceStatus", NOT_IPV350);
     if (err || (err = aclsim__device_check_id(deviceId, api)))
         return err;
     /* A simulated device has no hardware to lose: an AI Core exception or a
@@ -609,10 +606,7 @@ aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallba
                                      void *args)
 {
     static const char api[] = "aclrtRegDeviceStateCallback";
-    if (!regName)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "regName is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, NOT_IPV350);
+    aclError err = prologue(api, regName, "regName", NOT_IPV350);
     return err ? err : registry_set(&state_callbacks, regName, (void (*)(void))callback, args, api);
 }
 
@@ -633,10 +627,7 @@ aclError aclrtSetDeviceTaskAbortCallback(const char *regName, aclrtDeviceTaskAbo
                                          void *args)
 {
     static const char api[] = "aclrtSetDeviceTaskAbortCallback";
-    if (!regName)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "regName is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, FAST_RECOVER);
+    aclError err = prologue(api, regName, "regName", FAST_RECOVER);
     return err ? err : registry_set(&abort_callbacks, regName, (void (*)(void))callback, args, api);
 }
 
@@ -726,10 +717,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
 {
     static const char api[] = "aclrtGetErrorVerbose";
-    if (!errorInfo)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "errorInfo is NULL");
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, FAST_RECOVER);
+    aclError err = prologue(api, errorInfo, "errorInfo", FAST_RECOVER);
     if (err || (err = aclsim__device_check_id(deviceId, api)))
         return err;
     pthread_mutex_lock(&dev_fault_lock);
