@@ -636,11 +636,15 @@ uint64_t aclsim__op_execute_timeout_ns(void);
  * for the event/notify waits (a stream waiting longer fails, see
  * docs/failures.md). */
 uint64_t aclsim__op_wait_timeout_ns(void);
-/* Device state callbacks (aclrtRegDeviceStateCallback), called by
- * aclrtSetDevice/aclrtResetDevice(Force) without locks. */
+/* Device state callbacks (aclrtRegDeviceStateCallback), called without
+ * locks by aclrtSetDevice (SET_PRE when the device is not open yet, SET_POST
+ * after each success) and aclrtResetDevice(Force) (RESET_PRE/POST around a
+ * reset that closes the device). */
 void aclsim__device_state_notify(int32_t device, int state);
 /* The calling thread submitted task id to a user stream (aclrtGetThreadLastTaskId). */
 extern _Thread_local uint32_t aclsim__tls_last_task_id;
+/* A device opening starts without the failures of its previous session. */
+void aclsim__device_faults_clear(int32_t device);
 /* aclFinalize: forgets callbacks, timeouts and failure records. */
 void aclsim__failures_finalize(void);
 /* fork() child: re-creates failure.c's locks (THE FORK RULE). */

@@ -545,6 +545,20 @@ static void test_abort_cleans_stop_on_failure(void **state)
     OK(aclrtDestroyStream(s));
 }
 
+static void test_reset_forgets_failures(void **state)
+{
+    (void)state;
+    int *out = dev_ints(1);
+    launch_trap(out, 1, 0, NULL);
+    assert_int_equal(aclrtSynchronizeStream(NULL), ACL_ERROR_RT_AICORE_EXCEPTION);
+    OK(aclrtResetDeviceForce(0));     /* the device's failure is still pending */
+    OK(aclrtSetDevice(0));
+    aclrtErrorInfo info;
+    OK(aclrtGetErrorVerbose(0, &info));
+    assert_int_equal(info.errorType, ACL_RT_NO_ERROR);
+    EXPECT_OK(aclrtSynchronizeDevice());
+}
+
 static void test_abort_bad_inputs(void **state)
 {
     (void)state;
@@ -578,26 +592,31 @@ static void test_device_state_callbacks(void **state)
     OK(aclrtRegDeviceStateCallback("watch", state_cb, &token));
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "already registered",
                aclrtRegDeviceStateCallback("watch", state_cb, NULL));
-    OK(aclrtSetDevice(1));
-    OK(aclrtResetDevice(1));
-    OK(aclrtSetDevice(0));
+    OK(aclrtSetDevice(1));      /* opens it: SET_PRE, SET_POST */
+    OK(aclrtSetDevice(1));      /* open already: SET_POST */
+    OK(aclrtResetDevice(1));    /* one reference left: nothing */
+    OK(aclrtResetDevice(1));    /* closes it: RESET_PRE, RESET_POST */
+    OK(aclrtSetDevice(0));      /* open already (the setup): SET_POST */
     assert_int_equal(atomic_load(&state_seen.n), 6);
     int want[] = {ACL_RT_DEVICE_STATE_SET_PRE, ACL_RT_DEVICE_STATE_SET_POST,
-                  ACL_RT_DEVICE_STATE_RESET_PRE, ACL_RT_DEVICE_STATE_RESET_POST,
-                  ACL_RT_DEVICE_STATE_SET_PRE, ACL_RT_DEVICE_STATE_SET_POST};
+                  ACL_RT_DEVICE_STATE_SET_POST, ACL_RT_DEVICE_STATE_RESET_PRE,
+                  ACL_RT_DEVICE_STATE_RESET_POST, ACL_RT_DEVICE_STATE_SET_POST};
     for (int i = 0; i < 6; i++) {
         assert_int_equal(state_seen.states[i], want[i]);
-        assert_int_equal(state_seen.devs[i], i < 4 ? 1 : 0);
+        assert_int_equal(state_seen.devs[i], i < 5 ? 1 : 0);
     }
     assert_int_equal(state_seen.tid, my_tid());
     assert_ptr_equal(state_seen.args, &token);
     EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICEID, NULL, aclrtSetDevice(9));   /* no callback */
     assert_int_equal(atomic_load(&state_seen.n), 6);
+    OK(aclrtResetDeviceForce(0));   /* force: closes it */
+    assert_int_equal(atomic_load(&state_seen.n), 8);
+    assert_int_equal(state_seen.states[6], ACL_RT_DEVICE_STATE_RESET_PRE);
+    assert_int_equal(state_seen.states[7], ACL_RT_DEVICE_STATE_RESET_POST);
     OK(aclrtRegDeviceStateCallback("watch", NULL, NULL));
     OK(aclrtRegDeviceStateCallback("never-registered", NULL, NULL));
     OK(aclrtSetDevice(0));
-    assert_int_equal(atomic_load(&state_seen.n), 6);
-    OK(aclrtResetDevice(0));
+    assert_int_equal(atomic_load(&state_seen.n), 8);
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "regName", aclrtRegDeviceStateCallback(NULL, state_cb, NULL));
 }
 
@@ -838,6 +857,7 @@ int main(void)
         T(test_op_timeout_bad_inputs),
         T(test_device_task_abort),
         T(test_abort_cleans_stop_on_failure),
+        T(test_reset_forgets_failures),
         T(test_abort_bad_inputs),
         T(test_device_state_callbacks),
         T(test_query_device_status),

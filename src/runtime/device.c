@@ -43,6 +43,7 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
         return err;
     }
     atomic_store(&dev->vars_generation, 0);
+    aclsim__device_faults_clear(dev->id);
     atomic_store(&dev->open, true);
     err = aclsim__context_create(dev, true, &dev->default_ctx, api);
     if (err) {
@@ -147,11 +148,20 @@ aclError aclrtSetDevice(int32_t deviceId)
 static aclError reset(int32_t deviceId, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
-    aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
+    /* Device state callbacks see a reset that closes the device (as CANN). */
+    bool closes = false;
+    pthread_mutex_lock(&aclsim__rt.lock);
+    if (deviceId >= 0 && (uint32_t)deviceId < aclsim__config()->visible_count) {
+        struct aclsim__device *dev = &aclsim__devices[deviceId];
+        closes = atomic_load(&dev->open) && !dev->closing && (force || dev->refcount <= 1);
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    if (closes)
+        aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_release(deviceId, force, api);
     pthread_mutex_unlock(&aclsim__rt.lock);
-    if (!err)
+    if (!err && closes)
         aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
     return err;
 }

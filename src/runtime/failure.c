@@ -293,7 +293,7 @@ aclError aclsim__device_report(struct aclsim__context *ctx, const char *api)
     return code ? aclsim__fail(code, api, "%s", text) : ACL_SUCCESS;
 }
 
-static void clear_device_faults(int32_t id)
+void aclsim__device_faults_clear(int32_t id)
 {
     pthread_mutex_lock(&dev_fault_lock);
     dev_faults[id].pending = dev_faults[id].latest = ACL_SUCCESS;
@@ -614,8 +614,8 @@ void aclsim__device_state_notify(int32_t device, int state)
 {
     if (device < 0 || (uint32_t)device >= aclsim__config()->visible_count)
         return;   /* the call fails on its id */
-    if (state == ACL_RT_DEVICE_STATE_RESET_POST && !atomic_load(&aclsim__devices[device].open))
-        clear_device_faults(device);   /* a new session starts without old failures */
+    if (state == ACL_RT_DEVICE_STATE_SET_PRE && atomic_load(&aclsim__devices[device].open))
+        return;   /* SET_PRE: before the device opens (as CANN: when it is retained) */
     size_t n;
     struct named_cb *cbs = registry_snapshot(&state_callbacks, &n);
     for (size_t i = 0; i < n; i++)
@@ -710,7 +710,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
                                    timeout ? ms_left(deadline) : 0, api)))
         return err;
     aclsim__device_drain(dev, 0, clean_stream, NULL, api);
-    clear_device_faults(deviceId);
+    aclsim__device_faults_clear(deviceId);
     return ACL_SUCCESS;
 }
 
@@ -758,5 +758,5 @@ void aclsim__failures_finalize(void)
     atomic_store(&exec_set, false);
     atomic_store(&wait_s, 0);
     for (int32_t i = 0; i < ACLSIM_MAX_DEVICES; i++)
-        clear_device_faults(i);
+        aclsim__device_faults_clear(i);
 }
