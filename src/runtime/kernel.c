@@ -136,12 +136,14 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     aclsim__tls_block_num = b->task->u.kernel.blocks;
     aclsim__tls_device_slot = (uint32_t)b->dev->id;
     jmp_buf env;
+    struct block_job *const outer_job = tls_job;   /* kept: blocks may nest via helpers */
+    jmp_buf *const outer_trap = tls_trap;
     tls_job = b;
     tls_trap = &env;
     if (setjmp(env) == 0)
         b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
-    tls_trap = NULL;
-    tls_job = NULL;
+    tls_trap = outer_trap;
+    tls_job = outer_job;
     aclsim__tls_block_idx = 0;
     aclsim__tls_block_num = 1;
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
