@@ -98,6 +98,18 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
  * prints the reason and aborts the process. See docs/failures.md. */
 ACLSIM_API void aclsimTrap(const char *reason) __attribute__((noreturn));
 
+/* Float overflow, for kernels that compute in floating point (the Ascend C
+ * layer's half/float operations call these). Inside a kernel,
+ * aclsimReportFloatOverflow records that a result overflowed: it sets the
+ * device's overflow status (aclrtGetOverflowStatus) when overflow detection is
+ * on for the kernel's stream (aclrtSetStreamOverflowSwitch). Outside a kernel
+ * it does nothing. aclsimFloatOverflowMode gives the saturation mode the
+ * kernel runs in (0 ACL_RT_OVERFLOW_MODE_SATURATION: overflowing results
+ * saturate; 1 ACL_RT_OVERFLOW_MODE_INFNAN: they become inf/NaN), which is its
+ * stream's (aclrtSetDeviceSatMode before the stream was created). */
+ACLSIM_API void aclsimReportFloatOverflow(void);
+ACLSIM_API int aclsimFloatOverflowMode(void);
+
 /* ---- device variables ------------------------------------------------- */
 
 #ifdef __cplusplus

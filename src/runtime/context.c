@@ -98,6 +98,7 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     pthread_mutex_lock(&ctx->lock);
     ctx->sys_param_set = 0;   /* a new context has no system parameters set */
     pthread_mutex_unlock(&ctx->lock);
+    atomic_store(&ctx->overflow_addr, NULL);
     struct aclsim__stream *def = NULL;
     aclError err = aclsim__stream_create(ctx, NULL, &def, api);
     if (err) {
@@ -140,6 +141,9 @@ void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
     }
     pthread_mutex_unlock(&ctx->lock);
     aclsim__stream_destroy(ctx->default_stream, force);
+    void *overflow = atomic_exchange(&ctx->overflow_addr, NULL);
+    if (overflow)   /* no stream of the context runs any more */
+        aclsim__heap_free(&ctx->device->heap, overflow, ACLSIM_ALLOC_MALLOC);
     context_recycle(ctx);
 }
 

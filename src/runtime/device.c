@@ -44,6 +44,14 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
     }
     atomic_store(&dev->vars_generation, 0);
     aclsim__device_faults_clear(dev->id);
+    /* Float overflow (overflow.c): products with INF/NaN support start in
+     * that mode, the others saturate; no overflow recorded yet. */
+    uint8_t family = aclsim__soc_current()->family;
+    atomic_store(&dev->sat_mode, family == ACLSIM_FAMILY_A2 || family == ACLSIM_FAMILY_A3 ||
+                                         family == ACLSIM_FAMILY_A5
+                                     ? ACL_RT_OVERFLOW_MODE_INFNAN
+                                     : ACL_RT_OVERFLOW_MODE_SATURATION);
+    atomic_store(&dev->float_overflow, false);
     atomic_store(&dev->open, true);
     err = aclsim__context_create(dev, true, &dev->default_ctx, api);
     if (err) {

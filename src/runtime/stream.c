@@ -97,6 +97,8 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     s->state = ACLSIM_STREAM_IDLE;
     s->next_ready = s->next_waiting = s->next_in_context = NULL;
     s->prev_in_context = NULL;
+    atomic_store(&s->sat_mode, atomic_load(&ctx->device->sat_mode));   /* overflow.c */
+    atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
     atomic_store(&s->stopping, false);
     atomic_store(&s->fault, 0);
