@@ -650,10 +650,11 @@ static inline bool aclsim__task_stopped(struct aclsim__stream *s, const struct a
     uint32_t upto = atomic_load_explicit(&s->stop_upto, memory_order_acquire);
     return (uint32_t)(upto - t->id) < 0x80000000u;
 }
-/* After a wait on stream s (handle: the user's, NULL for the default stream)
- * or on the current context's device: the failure to report, with
- * aclsim__fail, or ACL_SUCCESS. The context's sticky fault first, then the
- * stream's (or device's) pending one, which this consumes. */
+/* After a wait on stream s, or on the device of the current context ctx:
+ * the failure to report, with aclsim__fail, or ACL_SUCCESS. The context's
+ * sticky fault first (ACL_STOP_ON_FAILURE), then the pending fault of s (of
+ * the first stream of the device that has one), which this consumes: a
+ * failure is reported once, by whichever synchronize comes first. */
 aclError aclsim__stream_report(struct aclsim__stream *s, const char *api);
 aclError aclsim__device_report(struct aclsim__context *ctx, const char *api);
 /* aclsim__submit: a context stopped by a failure refuses tasks (its code). */

@@ -95,14 +95,17 @@ static void test_trap_reports_at_synchronize(void **state)
                "index out of range", "507015");
     assert_int_equal(atomic_load(&after), 1);
     assert_int_equal(read_int(out + 2), 0);         /* the trapping block stopped */
-    EXPECT_OK(aclrtSynchronizeStream(s));            /* reported once per stream */
-    /* The device's synchronize reports it too, once. */
-    EXPECT_ERR(ACL_ERROR_RT_AICORE_EXCEPTION, "block 2 of 4", aclrtSynchronizeDevice());
+    EXPECT_OK(aclrtSynchronizeStream(s));            /* reported once */
     EXPECT_OK(aclrtSynchronizeDevice());
+    /* Or by the device's synchronize, whichever comes first. */
+    launch_trap(out, 4, 1, s);
+    EXPECT_ERR(ACL_ERROR_RT_AICORE_EXCEPTION, "block 1 of 4", aclrtSynchronizeDevice());
+    EXPECT_OK(aclrtSynchronizeDevice());
+    EXPECT_OK(aclrtSynchronizeStream(s));
     /* The stream still works. */
     launch_trap(out, 4, 4, s);
     EXPECT_OK(aclrtSynchronizeStream(s));
-    assert_int_equal(read_int(out + 2), 1);
+    assert_true(read_int(out + 2) >= 1);              /* the launch without a trap ran block 2 */
     OK(aclrtFree(out));
     OK(aclrtDestroyStream(s));
 }

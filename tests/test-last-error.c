@@ -71,6 +71,7 @@ static void test_asynchronous_failure(void **state)
     assert_int_equal(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL), ACL_SUCCESS);   /* not yet */
     assert_int_equal(aclrtSynchronizeStream(NULL), ACL_ERROR_RT_AICORE_EXCEPTION);
     assert_int_equal(aclrtGetLastError(ACL_RT_THREAD_LEVEL), ACL_ERROR_RT_AICORE_EXCEPTION);
+    OK(aclrtLaunchKernelWithArgsArray(FUNC(trap_now), 1, NULL, NULL, NULL));
     assert_int_equal(aclrtSynchronizeDevice(), ACL_ERROR_RT_AICORE_EXCEPTION);
     assert_int_equal(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL), ACL_ERROR_RT_AICORE_EXCEPTION);
     drain_msg();

@@ -90,7 +90,7 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 
 /* Inside a kernel: stops this block and fails the launch like an AI Core
  * exception. Blocks not yet started are skipped, blocks already running
- * finish; the next synchronize of the stream (and of the device) returns
+ * finish; the next synchronize of the stream (or of its device) returns
  * ACL_ERROR_RT_AICORE_EXCEPTION (507015), aclGetRecentErrMsg names the
  * kernel, device, stream, block and reason, and the exception callbacks
  * (aclrtExceptionInfoCallbackRegister) are called. The block is left with

@@ -3,13 +3,13 @@
  *
  * A task fails on the worker that runs it (a kernel that called aclsimTrap,
  * or ran past the op execute timeout). aclsim__task_failed records the
- * failure three ways: as the stream's pending fault (reported and consumed by
- * the next synchronize of that stream), as the device's (the next
- * aclrtSynchronizeDevice; and aclrtGetErrorVerbose until the next device
- * task abort), and, when the context is in ACL_STOP_ON_FAILURE mode, as the
- * context's sticky fault: every stream of the context stops (tasks not yet
- * started are discarded), every synchronize reports it and submissions are
- * refused. Then the exception callbacks run, on that worker.
+ * failure: as the stream's pending fault (reported, and consumed, by the next
+ * synchronize of that stream or of its device), as the device's latest
+ * (aclrtGetErrorVerbose, until the next device task abort), and, when the
+ * context is in ACL_STOP_ON_FAILURE mode, as the context's sticky fault:
+ * every stream of the context stops (tasks not yet started are discarded),
+ * every synchronize reports it and submissions are refused. Then the
+ * exception callbacks run, on that worker.
  *
  * Also here: failure mode, exception callbacks and their getters, op
  * timeouts, device task abort, device state callbacks, device status.
@@ -153,10 +153,10 @@ static aclError prologue(const char *api, const void *out, const char *out_name,
 
 /* ---- failure records ------------------------------------------------------ */
 
-/* Per device: the failure not yet reported by aclrtSynchronizeDevice, and the
- * latest one since the last device task abort (aclrtGetErrorVerbose). */
+/* Per device: the latest failure since the last device task abort or the
+ * device's opening (aclrtGetErrorVerbose). */
 static pthread_mutex_t dev_fault_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dev_fault { aclError pending, latest; char text[384]; } dev_faults[ACLSIM_MAX_DEVICES];
+static aclError dev_latest[ACLSIM_MAX_DEVICES];
 static atomic_uint abort_gen[ACLSIM_MAX_DEVICES];
 
 unsigned aclsim__abort_generation(const struct aclsim__device *dev)
@@ -226,12 +226,7 @@ void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t,
     pthread_mutex_unlock(&s->lock);
 
     pthread_mutex_lock(&dev_fault_lock);
-    struct dev_fault *f = &dev_faults[dev->id];
-    if (!f->pending) {
-        f->pending = code;
-        snprintf(f->text, sizeof f->text, "%s", text);
-    }
-    f->latest = code;
+    dev_latest[dev->id] = code;
     pthread_mutex_unlock(&dev_fault_lock);
 
     if (atomic_load(&s->context->stop_on_failure))
@@ -264,39 +259,54 @@ aclError aclsim__context_refuse(struct aclsim__context *ctx, const char *api)
                                     "the context was stopped by a failure; retry");
 }
 
+/* s's pending fault (consumed) and its text, or ACL_SUCCESS. */
+static aclError take_fault(struct aclsim__stream *s, char *text)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&s->fault, memory_order_acquire)))
+        return ACL_SUCCESS;
+    pthread_mutex_lock(&s->lock);
+    aclError code = atomic_exchange(&s->fault, 0);
+    memcpy(text, s->fault_text, sizeof s->fault_text);
+    pthread_mutex_unlock(&s->lock);
+    return code;
+}
+
 aclError aclsim__stream_report(struct aclsim__stream *s, const char *api)
 {
     struct aclsim__context *ctx = s->context;
     if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_acquire)))
         return report_context(ctx, api, "");
-    if (ACLSIM_LIKELY(!atomic_load_explicit(&s->fault, memory_order_acquire)))
-        return ACL_SUCCESS;
     char text[sizeof s->fault_text];
-    pthread_mutex_lock(&s->lock);
-    aclError code = atomic_exchange(&s->fault, 0);
-    memcpy(text, s->fault_text, sizeof text);
-    pthread_mutex_unlock(&s->lock);
+    aclError code = take_fault(s, text);
     return code ? aclsim__fail(code, api, "%s", text) : ACL_SUCCESS;
 }
 
+/* The first pending fault of any stream of the device (every context:
+ * aclrtSynchronizeDevice waited for all of them), consumed; the others stay
+ * for their streams' synchronize. */
 aclError aclsim__device_report(struct aclsim__context *ctx, const char *api)
 {
     if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_acquire)))
         return report_context(ctx, api, "");
-    char text[sizeof dev_faults[0].text];
-    pthread_mutex_lock(&dev_fault_lock);
-    struct dev_fault *f = &dev_faults[ctx->device->id];
-    aclError code = f->pending;
-    f->pending = ACL_SUCCESS;
-    memcpy(text, f->text, sizeof text);
-    pthread_mutex_unlock(&dev_fault_lock);
+    struct aclsim__device *dev = ctx->device;
+    char text[sizeof ctx->default_stream->fault_text];
+    aclError code = ACL_SUCCESS;
+    pthread_mutex_lock(&aclsim__rt.lock);
+    for (struct aclsim__context *c = dev->contexts; c && !code; c = c->next_in_device) {
+        pthread_mutex_lock(&c->lock);
+        for (struct aclsim__stream *s = c->default_stream; s && !code;
+             s = s == c->default_stream ? c->streams : s->next_in_context)
+            code = take_fault(s, text);
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
     return code ? aclsim__fail(code, api, "%s", text) : ACL_SUCCESS;
 }
 
 void aclsim__device_faults_clear(int32_t id)
 {
     pthread_mutex_lock(&dev_fault_lock);
-    dev_faults[id].pending = dev_faults[id].latest = ACL_SUCCESS;
+    dev_latest[id] = ACL_SUCCESS;
     pthread_mutex_unlock(&dev_fault_lock);
 }
 
@@ -721,7 +731,7 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
     if (err || (err = aclsim__device_check_id(deviceId, api)))
         return err;
     pthread_mutex_lock(&dev_fault_lock);
-    aclError latest = dev_faults[deviceId].latest;
+    aclError latest = dev_latest[deviceId];
     pthread_mutex_unlock(&dev_fault_lock);
     memset(errorInfo, 0, sizeof *errorInfo);
     errorInfo->errorType = ACL_RT_NO_ERROR;
