@@ -880,6 +880,96 @@ static void test_float_overflow(void **state)
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtSetStreamOverflowSwitch(NULL, 1));
 }
 
+/* ---- snapshots ------------------------------------------------------------------- */
+
+static char stages[128];
+
+static uint32_t stage_cb(int32_t device, void *args)
+{
+    char item[32];
+    snprintf(item, sizeof item, "%s%d,", (const char *)args, device);
+    strncat(stages, item, sizeof stages - strlen(stages) - 1);
+    return 0;
+}
+
+static uint32_t failing_stage_cb(int32_t device, void *args)
+{
+    (void)device;
+    (void)args;
+    return 1;
+}
+
+struct blocked_call { atomic_int done; aclError result; void *ptr; };
+
+static void *malloc_while_locked(void *arg)
+{
+    struct blocked_call *c = arg;
+    aclrtSetDevice(0);
+    c->result = aclrtMalloc(&c->ptr, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+    atomic_store(&c->done, 1);
+    return NULL;
+}
+
+static void test_snapshot(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "2");
+    EXPECT_OK(aclrtSetDevice(0));
+    int pid = (int)getpid();
+    int *d = NULL;
+    EXPECT_OK(aclrtMalloc((void **)&d, 4 * sizeof *d, ACL_MEM_MALLOC_HUGE_FIRST));
+    const int want[4] = {1, 2, 3, 4};
+    EXPECT_OK(aclrtMemcpy(d, sizeof want, want, sizeof want, ACL_MEMCPY_HOST_TO_DEVICE));
+    stages[0] = '\0';
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_LOCK_PRE, stage_cb, "lock"));
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_BACKUP_POST, stage_cb, "backup"));
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_RESTORE_POST, stage_cb, "restore"));
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_UNLOCK_POST, stage_cb, "unlock"));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_REGISTER_CALLBACK_FAILED, "already",
+               aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_LOCK_PRE, stage_cb, "again"));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_BACKUP_FAILED, "RUNNING", aclrtSnapShotProcessBackup(pid, NULL));
+    EXPECT_OK(aclrtSnapShotProcessLock(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_LOCK_FAILED, "LOCKED", aclrtSnapShotProcessLock(pid, NULL));
+    /* Device-changing calls of other threads wait for the unlock; the locker's fail. */
+    struct blocked_call c = {0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, malloc_while_locked, &c), 0);
+    void *p = NULL;
+    EXPECT_ERR(ACL_ERROR_RT_INTERNAL_ERROR, "locked for a snapshot", aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtSnapShotProcessBackup(pid, NULL));
+    /* What the device held at the backup comes back with the restore. */
+    d[2] = 99;   /* (device memory is host memory in aclsim: scribble directly) */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not this process", aclrtSnapShotProcessUnlock(pid + 1, NULL));
+    EXPECT_OK(aclrtSnapShotProcessRestore(pid, NULL));
+    int back[4] = {0};
+    usleep(20 * 1000);
+    assert_int_equal(atomic_load(&c.done), 0);   /* still waiting */
+    EXPECT_OK(aclrtSnapShotProcessUnlock(pid, NULL));
+    pthread_join(th, NULL);
+    assert_int_equal(c.result, ACL_SUCCESS);
+    EXPECT_OK(aclrtMemcpy(back, sizeof back, d, sizeof want, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_memory_equal(back, want, sizeof want);
+    assert_string_equal(stages, "lock0,backup0,restore0,unlock0,");
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_UNLOCK_FAILED, "RUNNING", aclrtSnapShotProcessUnlock(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_RESTORE_FAILED, NULL, aclrtSnapShotProcessRestore(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not this process", aclrtSnapShotProcessLock(pid + 1, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "reserve", aclrtSnapShotProcessLock(pid, &c));
+    /* A failing callback fails its stage. */
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_LOCK_PRE, failing_stage_cb, NULL));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_CALLBACK_FAILED, "stage 0", aclrtSnapShotProcessLock(pid, NULL));
+    EXPECT_OK(aclrtSnapShotCallbackUnregister(ACL_RT_SNAPSHOT_LOCK_PRE, failing_stage_cb));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not registered", aclrtSnapShotCallbackUnregister(ACL_RT_SNAPSHOT_LOCK_PRE, failing_stage_cb));
+    for (int s = ACL_RT_SNAPSHOT_LOCK_PRE; s <= ACL_RT_SNAPSHOT_UNLOCK_POST; s++)
+        aclrtSnapShotCallbackUnregister((aclrtSnapShotStage)s, stage_cb);
+    drain_msg();
+    /* aclFinalize ends a lock and releases waiting calls. */
+    EXPECT_OK(aclrtSnapShotProcessLock(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_INTERNAL_ERROR, "locked for a snapshot", aclrtFree(c.ptr));   /* the locker */
+    ASSERT_OK(reset_and_finalize());
+    init_soc("Ascend950DT", "1");
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend950DT", aclrtSnapShotProcessLock(pid, NULL));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_clean, teardown_clean)
@@ -906,6 +996,7 @@ int main(void)
         T(test_mem_usage),
         T(test_groups),
         T(test_float_overflow),
+        T(test_snapshot),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

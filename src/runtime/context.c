@@ -89,7 +89,9 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
         pthread_mutex_init(&ctx->lock, NULL);
         pthread_cond_init(&ctx->unlinked, NULL);
     }
-    ctx->device = dev;
+    /* Atomic: a call that resolved the struct's previous life may still read
+     * it (aclsim__context_device). */
+    __atomic_store_n(&ctx->device, dev, __ATOMIC_RELAXED);
     ctx->is_default = is_default;
     atomic_store(&ctx->stop_on_failure, false);
     atomic_store(&ctx->fault, 0);
@@ -151,6 +153,9 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 {
     static const char api[] = "aclrtCreateContext";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);
@@ -173,6 +178,9 @@ aclError aclrtDestroyContext(aclrtContext context)
 {
     static const char api[] = "aclrtDestroyContext";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);

@@ -52,6 +52,7 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
                                      ? ACL_RT_OVERFLOW_MODE_INFNAN
                                      : ACL_RT_OVERFLOW_MODE_SATURATION);
     atomic_store(&dev->float_overflow, false);
+    atomic_store(&dev->peers, 0);   /* peer access is enabled anew per device session */
     atomic_store(&dev->open, true);
     err = aclsim__context_create(dev, true, &dev->default_ctx, api);
     if (err) {
@@ -142,6 +143,9 @@ aclError aclsim__device_release(int32_t id, bool force, const char *api)
 aclError aclrtSetDevice(int32_t deviceId)
 {
     ACLSIM_REQUIRE_INIT("aclrtSetDevice");
+    aclError gate = aclsim__snapshot_check("aclrtSetDevice");
+    if (gate)
+        return gate;
     aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_acquire(deviceId, "aclrtSetDevice");
@@ -156,6 +160,9 @@ aclError aclrtSetDevice(int32_t deviceId)
 static aclError reset(int32_t deviceId, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     /* Device state callbacks see a reset that closes the device (as CANN). */
     bool closes = false;
     pthread_mutex_lock(&aclsim__rt.lock);

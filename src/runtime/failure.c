@@ -689,8 +689,8 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 {
     static const char api[] = "aclrtDeviceTaskAbort";
     ACLSIM_REQUIRE_INIT(api);
-    aclError err = aclsim__soc_check(api, FAST_RECOVER);
-    if (err)
+    aclError err = aclsim__snapshot_check(api);   /* CANN waits while a snapshot holds the lock */
+    if (err || (err = aclsim__soc_check(api, FAST_RECOVER)))
         return err;
     if (timeout > TASK_ABORT_TIMEOUT_MAX)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,

@@ -123,6 +123,7 @@ static void finalize_forked(void)
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     aclsim__failures_finalize();
+    aclsim__snapshot_finalize();
     aclsim__handles_forget_after_fork(true);
     atomic_store(&aclsim__rt.forked, false);
     aclsim__log(ACLSIM_LOG_INFO, "aclFinalize: the session inherited over fork() is discarded");
@@ -195,6 +196,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     aclsim__rt.init_refs = 0;
+    aclsim__snapshot_finalize();   /* wakes calls waiting for an unlock */
     aclsim__rt.finalizing = false;
     pthread_cond_broadcast(&aclsim__rt.changed);
     pthread_mutex_unlock(&aclsim__rt.lock);

@@ -247,6 +247,9 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                         uint64_t *seq_out)
 {
     struct aclsim__stream *s = ref.s;
+    aclError gate = aclsim__snapshot_check(api);   /* no new work while locked for a snapshot */
+    if (gate)
+        return gate;
     pthread_mutex_lock(&s->lock);
     if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
                                          ref.epoch)) {
@@ -408,6 +411,9 @@ aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
 static aclError create_stream(aclrtStream *stream, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
     struct aclsim__context *ctx = NULL;
@@ -433,6 +439,9 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
 static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream is NULL (the default stream cannot be destroyed)");
