@@ -719,6 +719,13 @@ static void count_cb(aclrtExceptionInfo *info)
     atomic_fetch_add(&cb_calls, 1);
 }
 
+static atomic_int churn_calls;
+static void churn_cb(aclrtExceptionInfo *info)
+{
+    (void)info;
+    atomic_fetch_add(&churn_calls, 1);   /* called concurrently by several workers */
+}
+
 struct racer { aclrtContext ctx; int rounds; atomic_int *errors; char *err; };
 
 static void *race_traps(void *arg)
@@ -762,8 +769,8 @@ static void test_concurrent_failures(void **state)
         assert_int_equal(pthread_create(&th[i], NULL, race_traps, &r), 0);
     /* Registrations change while failures are reported. */
     for (int i = 0; i < 200; i++) {
-        OK(aclrtExceptionInfoCallbackRegister(cb_b));
-        OK(aclrtExceptionInfoCallbackUnregister(cb_b));
+        OK(aclrtExceptionInfoCallbackRegister(churn_cb));
+        OK(aclrtExceptionInfoCallbackUnregister(churn_cb));
     }
     for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
