@@ -743,7 +743,7 @@ static void *race_traps(void *arg)
         uint32_t bad = (uint32_t)(i % 8), blocks = 8;
         void *args[] = {&out, &bad};
         aclrtLaunchKernelWithArgsArray(FUNC(trap_at), blocks, s, NULL, args);
-        aclError e = aclrtSynchronizeStream(s);
+        aclError e = aclrtSynchronizeStreamWithTimeout(s, WAIT_MS);   /* bounded: no hang */
         if (e != ACL_ERROR_RT_AICORE_EXCEPTION)
             note_first_error(r->errors, r->err, 256, "round %d: sync returned %d", i, e);
         if (aclrtGetLastError(ACL_RT_THREAD_LEVEL) != ACL_ERROR_RT_AICORE_EXCEPTION)
