@@ -150,6 +150,7 @@ static struct seen {
     atomic_int calls;
     uint32_t task, stream, thread, device, code, caller_tid, args_len;
     void *args, *func;
+    int null_out_codes;   /* NULL outputs refused with 100000 (of 2) */
 } seen_a, seen_b;
 
 static void record(struct seen *s, aclrtExceptionInfo *info)
@@ -164,6 +165,10 @@ static void record(struct seen *s, aclrtExceptionInfo *info)
     if (aclrtGetFuncHandleFromExceptionInfo(info, &f) == ACL_SUCCESS)
         s->func = f;
     (void)aclrtGetArgsFromExceptionInfo(info, &s->args, &s->args_len);
+    uint32_t len;
+    s->null_out_codes = (aclrtGetArgsFromExceptionInfo(info, NULL, &len) == ACL_ERROR_INVALID_PARAM) +
+                        (aclrtGetFuncHandleFromExceptionInfo(info, NULL) == ACL_ERROR_INVALID_PARAM);
+    aclGetRecentErrMsg();
     atomic_fetch_add(&s->calls, 1);
 }
 static void cb_a(aclrtExceptionInfo *info) { record(&seen_a, info); }
@@ -199,6 +204,7 @@ static void test_exception_callbacks(void **state)
     assert_non_null(seen_a.args);
     assert_true(seen_a.args_len >= sizeof(int *) + sizeof(uint32_t));
     assert_int_equal(seen_b.stream, seen_a.stream);
+    assert_int_equal(seen_a.null_out_codes, 2);
     /* Same function set both ways: two independent registrations. */
     OK(aclrtExceptionInfoCallbackRegister(cb_b));
     launch_trap(out, 1, 0, s);
