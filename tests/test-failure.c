@@ -644,6 +644,43 @@ static void test_query_device_status(void **state)
     assert_int_equal(info.errorType, ACL_RT_NO_ERROR);
 }
 
+static void test_uce_and_repair(void **state)
+{
+    (void)state;
+    aclrtMemUceInfo uce[4];
+    size_t n = 99;
+    OK(aclrtGetMemUceInfo(0, uce, 4, &n));
+    assert_int_equal(n, 0);                                 /* simulated memory has none */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "retSize", aclrtGetMemUceInfo(0, uce, 4, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "memUceInfoArray", aclrtGetMemUceInfo(0, NULL, 4, &n));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICEID, NULL, aclrtGetMemUceInfo(3, uce, 4, &n));
+    OK(aclrtMemUceRepair(0, uce, 0));
+    uce[0] = (aclrtMemUceInfo){.addr = (void *)(uintptr_t)0x1000, .len = 64};
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "no uncorrectable memory error", aclrtMemUceRepair(0, uce, 1));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "memUceInfoArray", aclrtMemUceRepair(0, NULL, 1));
+
+    /* A failure, then the documented order: verbose info, abort, repair. */
+    int *out = dev_ints(1);
+    launch_trap(out, 1, 0, NULL);
+    assert_int_equal(aclrtSynchronizeStream(NULL), ACL_ERROR_RT_AICORE_EXCEPTION);
+    drain_msg();
+    aclrtErrorInfo info;
+    OK(aclrtGetErrorVerbose(0, &info));
+    assert_int_equal(info.tryRepair, 0);
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "tryRepair", aclrtRepairError(0, &info));
+    info.tryRepair = 1;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "errorType", aclrtRepairError(0, &info));
+    info.errorType = ACL_RT_ERROR_MEMORY;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "no memory error", aclrtRepairError(0, &info));
+    info.errorType = ACL_RT_NO_ERROR;
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICEID, NULL, aclrtRepairError(9, &info));
+    OK(aclrtRepairError(0, &info));                          /* clears the device's fault */
+    OK(aclrtGetErrorVerbose(0, &info));
+    assert_int_equal(info.errorType, ACL_RT_NO_ERROR);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "errorInfo", aclrtRepairError(0, NULL));
+    OK(aclrtFree(out));
+}
+
 /* ---- product support ----------------------------------------------------------------- */
 
 static aclError init_soc(const char *soc)
@@ -667,6 +704,11 @@ static void test_product_support(void **state)
     OK(init_soc("Ascend310P3"));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "errorInfo", aclrtGetErrorVerbose(0, NULL));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtGetErrorVerbose(0, &info));
+    size_t n;
+    aclrtMemUceInfo uce[1];
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL, aclrtGetMemUceInfo(0, uce, 1, &n));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL, aclrtMemUceRepair(0, uce, 0));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL, aclrtRepairError(0, &info));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL, aclrtDeviceTaskAbort(0, 0));
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL,
                aclrtSetDeviceTaskAbortCallback("x", abort_cb, NULL));
@@ -877,6 +919,7 @@ int main(void)
         T(test_abort_bad_inputs),
         T(test_device_state_callbacks),
         T(test_query_device_status),
+        T(test_uce_and_repair),
         cmocka_unit_test_setup_teardown(test_product_support, setup_clean, teardown_clean),
         T(test_concurrent_failures),
         T(test_stop_on_failure_race),

@@ -712,6 +712,11 @@ ACL_FUNC_VISIBILITY aclError aclrtRegDeviceStateCallback(const char *regName, ac
 ACL_FUNC_VISIBILITY aclError aclrtSetDeviceTaskAbortCallback(const char *regName,
                                                              aclrtDeviceTaskAbortCallback callback, void *args);
 ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo);
+ACL_FUNC_VISIBILITY aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray,
+                                                size_t arraySize, size_t *retSize);
+ACL_FUNC_VISIBILITY aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray,
+                                               size_t arraySize);
 
 #ifdef __cplusplus
 }

@@ -747,6 +747,66 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
     return ACL_SUCCESS;
 }
 
+/* Memory UCE (uncorrectable errors): simulated device memory is host memory
+ * that never has one, so there is never an address to report or repair. */
+aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize,
+                            size_t *retSize)
+{
+    static const char api[] = "aclrtGetMemUceInfo";
+    (void)arraySize;
+    aclError err = prologue(api, retSize, "retSize", FAST_RECOVER);
+    if (!err && !memUceInfoArray)
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "memUceInfoArray is NULL");
+    if (err || (err = aclsim__device_check_id(deviceId, api)))
+        return err;
+    *retSize = 0;   /* no uncorrectable memory error on a simulated device */
+    return ACL_SUCCESS;
+}
+
+static aclError no_uce(int32_t deviceId, const aclrtMemUceInfo *info, const char *api)
+{
+    return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                        "device %d has no uncorrectable memory error at %p (simulated memory "
+                        "never has one; aclrtGetMemUceInfo reports none)", deviceId, info->addr);
+}
+
+aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize)
+{
+    static const char api[] = "aclrtMemUceRepair";
+    aclError err = prologue(api, memUceInfoArray, "memUceInfoArray", FAST_RECOVER);
+    if (err || (err = aclsim__device_check_id(deviceId, api)))
+        return err;
+    return arraySize ? no_uce(deviceId, &memUceInfoArray[0], api) : ACL_SUCCESS;
+}
+
+aclError aclrtRepairError(int32_t deviceId, const aclrtErrorInfo *errorInfo)
+{
+    static const char api[] = "aclrtRepairError";
+    aclError err = prologue(api, errorInfo, "errorInfo", FAST_RECOVER);
+    if (err)
+        return err;
+    if (errorInfo->tryRepair != 1)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "errorInfo->tryRepair is %u: only an error that asks for repair "
+                            "(tryRepair 1) can be repaired", errorInfo->tryRepair);
+    if ((err = aclsim__device_check_id(deviceId, api)))
+        return err;
+    switch (errorInfo->errorType) {
+    case ACL_RT_NO_ERROR:   /* as CANN: the device's fault is cleared */
+        aclsim__device_faults_clear(deviceId);
+        return ACL_SUCCESS;
+    case ACL_RT_ERROR_MEMORY:
+        if (errorInfo->hasDetail && errorInfo->detail.uceInfo.arraySize)
+            return no_uce(deviceId, &errorInfo->detail.uceInfo.memUceInfoArray[0], api);
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "device %d has no memory error to repair", deviceId);
+    default:
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "errorInfo->errorType %d cannot be repaired: ACL_RT_NO_ERROR (0) or "
+                            "ACL_RT_ERROR_MEMORY (1)", (int)errorInfo->errorType);
+    }
+}
+
 void aclsim__failures_forget_after_fork(void)
 {
     pthread_mutex_init(&state_callbacks.lock, NULL);
