@@ -290,7 +290,8 @@ struct aclsim__alloc {
 struct aclsim__heap {
     char *base;                    /* NULL until reserved; atomic for classify */
     size_t capacity;
-    pthread_rwlock_t lock;
+    pthread_rwlock_t lock;         /* created once, never destroyed (heap.c) */
+    bool lock_ready;
     size_t used;
     size_t committed;              /* bytes from base made read-write */
     struct aclsim__alloc *allocs;
@@ -731,6 +732,8 @@ void aclsim__execute_copy_variant(struct aclsim__task *t);
 /* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
 void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
+/* aclInit: page-locked memory may be allocated again. */
+void aclsim__memory_open(void);
 
 /* ---- symbol.c ------------------------------------------------------------ */
 

@@ -196,7 +196,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context("aclrtGetDevice", &ctx);
     if (!err)
-        *deviceId = ctx->device->id;
+        *deviceId = aclsim__context_device(ctx)->id;
     return err;
 }
 
@@ -216,7 +216,7 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    err = aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+    err = aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
     return err ? err : aclsim__device_report(ctx, "aclrtSynchronizeDevice");
 }
 

@@ -288,7 +288,7 @@ aclError aclsim__device_report(struct aclsim__context *ctx, const char *api)
 {
     if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_acquire)))
         return report_context(ctx, api, "");
-    struct aclsim__device *dev = ctx->device;
+    struct aclsim__device *dev = aclsim__context_device(ctx);
     char text[sizeof ctx->default_stream->fault_text];
     aclError code = ACL_SUCCESS;
     pthread_mutex_lock(&aclsim__rt.lock);

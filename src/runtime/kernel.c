@@ -290,7 +290,7 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
                              .u.kernel = {.kernel = k, .blocks = numBlocks,
-                                          .cores = aclsim__kernel_core_limit(ctx->device),
+                                          .cores = aclsim__kernel_core_limit(aclsim__context_device(ctx)),
                                           .sat_mode = atomic_load(&s.s->sat_mode),
                                           .overflow_check = atomic_load(&s.s->overflow_check)}};
     /* One block: the argument pointers, then the values, aligned for the

@@ -40,9 +40,9 @@ static aclError current_and_peer(const char *api, int32_t peer, struct aclsim__d
     if (!err)
         err = aclsim__current_context(api, &ctx);
     if (!err)
-        err = check_pair(api, ctx->device->id, peer);
+        err = check_pair(api, aclsim__context_device(ctx)->id, peer);
     if (!err)
-        *dev = ctx->device;
+        *dev = aclsim__context_device(ctx);
     return err;
 }
 
