@@ -672,7 +672,8 @@ static inline bool aclsim__task_stopped(struct aclsim__stream *s, const struct a
  * sticky fault first (ACL_STOP_ON_FAILURE), then the pending fault of s (of
  * the first stream of the device that has one), which this consumes: a
  * failure is reported once, by whichever synchronize comes first. */
-aclError aclsim__stream_report(struct aclsim__stream *s, const char *api);
+struct aclsim__sref;
+aclError aclsim__stream_report(struct aclsim__sref ref, const char *api);
 aclError aclsim__device_report(struct aclsim__context *ctx, const char *api);
 /* aclsim__submit: a context stopped by a failure refuses tasks (its code). */
 aclError aclsim__context_refuse(struct aclsim__context *ctx, const char *api);

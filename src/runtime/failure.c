@@ -153,6 +153,12 @@ static aclError prologue(const char *api, const void *out, const char *out_name,
 
 /* ---- failure records ------------------------------------------------------ */
 
+/* A stream's context: written atomically when a pooled stream starts a new life. */
+static struct aclsim__context *stream_context(const struct aclsim__stream *s)
+{
+    return __atomic_load_n(&s->context, __ATOMIC_RELAXED);
+}
+
 /* Per device: the latest failure since the last device task abort or the
  * device's opening (aclrtGetErrorVerbose). */
 static pthread_mutex_t dev_fault_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -229,8 +235,9 @@ void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t,
     dev_latest[dev->id] = code;
     pthread_mutex_unlock(&dev_fault_lock);
 
-    if (atomic_load(&s->context->stop_on_failure))
-        stop_context(s->context, code, text);
+    struct aclsim__context *ctx = stream_context(s);
+    if (atomic_load(&ctx->stop_on_failure))
+        stop_context(ctx, code, text);
 
     struct rtExceptionInfo info = {
         .taskid = t->id, .streamid = s->id, .tid = (uint32_t)syscall(SYS_gettid),
@@ -271,9 +278,21 @@ static aclError take_fault(struct aclsim__stream *s, char *text)
     return code;
 }
 
-aclError aclsim__stream_report(struct aclsim__stream *s, const char *api)
+aclError aclsim__stream_report(struct aclsim__sref ref, const char *api)
 {
-    struct aclsim__context *ctx = s->context;
+    struct aclsim__stream *s = ref.s;
+    struct aclsim__context *ctx = stream_context(s);
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&ctx->fault, memory_order_acquire) &&
+                      !atomic_load_explicit(&s->fault, memory_order_acquire)))
+        return ACL_SUCCESS;
+    /* Only the life of the stream the caller waited for: a stream destroyed
+     * (and its struct reused) meanwhile has nothing to report any more. */
+    pthread_mutex_lock(&s->lock);
+    bool same = atomic_load(&s->epoch) == ref.epoch;
+    ctx = stream_context(s);
+    pthread_mutex_unlock(&s->lock);
+    if (!same)
+        return ACL_SUCCESS;
     if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_acquire)))
         return report_context(ctx, api, "");
     char text[sizeof s->fault_text];
@@ -340,7 +359,7 @@ aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
     s->failure_mode = want;
     pthread_mutex_unlock(&s->lock);
     if (want == ACL_STOP_ON_FAILURE)   /* every stream of the context stops on failure */
-        atomic_store(&s->context->stop_on_failure, true);
+        atomic_store(&stream_context(s)->stop_on_failure, true);
     return ACL_SUCCESS;
 }
 
@@ -676,7 +695,7 @@ static void clean_stream(struct aclsim__stream *s, void *arg)
     atomic_store(&s->stopping, false);   /* what it stopped has drained */
     atomic_store(&s->fault, 0);
     pthread_mutex_unlock(&s->lock);
-    atomic_store(&s->context->fault, 0);
+    atomic_store(&stream_context(s)->fault, 0);
 }
 
 static uint32_t ms_left(uint64_t deadline)

@@ -262,9 +262,10 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                             "the current context was destroyed (aclrtDestroyContext, or its "
                             "device was reset) while this call was using its default stream");
     }
-    if (ACLSIM_UNLIKELY(atomic_load_explicit(&s->context->fault, memory_order_relaxed))) {
+    struct aclsim__context *ctx = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
+    if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_relaxed))) {
         pthread_mutex_unlock(&s->lock);
-        return aclsim__context_refuse(s->context, api);   /* stopped on failure */
+        return aclsim__context_refuse(ctx, api);   /* stopped on failure */
     }
     struct aclsim__task *t = s->spare;
     if (t) {
@@ -479,7 +480,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);
-    return aclsim__stream_report(s, api);   /* a task that failed */
+    return aclsim__stream_report(ref, api);   /* a task that failed */
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
