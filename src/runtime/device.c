@@ -234,7 +234,8 @@ void aclsim__devices_forget_after_fork(void)
             aclsim__context_forget_after_fork(ctx);
             ctx = next;
         }
-        free(dev->workers);
+        if (!dev->closing)   /* else the closing thread may have freed it: leaked */
+            free(dev->workers);
         dev->workers = NULL;
         dev->nworkers = 0;
         dev->contexts = dev->default_ctx = NULL;

@@ -138,9 +138,9 @@ static size_t upper_bound(const struct aclsim__heap *h, uintptr_t p)
 void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int kind,
                          const aclsimVar *var)
 {
-    if (size == 0 || size > h->capacity || align < MIN_SPAN)
-        align = align < MIN_SPAN ? MIN_SPAN : align;
-    if (size > h->capacity)
+    if (align < MIN_SPAN)
+        align = MIN_SPAN;
+    if (size > __atomic_load_n(&h->capacity, __ATOMIC_RELAXED))
         return NULL;
     size_t span = round_up(size ? size : 1, MIN_SPAN);
     void *result = NULL;
