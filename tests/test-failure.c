@@ -442,6 +442,40 @@ static void test_op_timeout_interval_setting(void **state)
     OK(reset_and_finalize());
 }
 
+/* aclrtSetOpWaitTimeout bounds the aclrtStreamWaitEvent waits queued after it:
+ * past it the wait fails its stream (reported by the next synchronize). */
+static void test_op_wait_timeout(void **state)
+{
+    (void)state;
+    aclrtStream a, b;
+    OK(aclrtCreateStream(&a));
+    OK(aclrtCreateStream(&b));
+    struct blocker blk;
+    blocker_init(&blk);
+    aclrtEvent ev;
+    OK(aclrtCreateEvent(&ev));
+    OK(aclrtLaunchHostFunc(a, blocker_fn, &blk));
+    OK(aclrtRecordEvent(ev, a));
+    OK(aclrtSetOpWaitTimeout(1));
+    OK(aclrtStreamWaitEvent(b, ev));
+    atomic_int after = 0;
+    OK(aclrtLaunchHostFunc(b, count_fn, &after));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    EXPECT_ERR2(ACL_ERROR_RT_WAIT_TIMEOUT, "timed out after 1 s", "event",
+                aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long took = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_true(took >= 900 && took < WAIT_MS);
+    assert_int_equal(atomic_load(&after), 1);      /* later work runs (default mode) */
+    blocker_release(&blk);
+    OK(aclrtSetOpWaitTimeout(0));
+    EXPECT_OK(aclrtSynchronizeStream(a));
+    OK(aclrtDestroyEvent(ev));
+    OK(aclrtDestroyStream(a));
+    OK(aclrtDestroyStream(b));
+}
+
 static void test_op_timeout_bad_inputs(void **state)
 {
     (void)state;
@@ -912,6 +946,7 @@ int main(void)
                                         teardown_fast_interval),
         cmocka_unit_test_setup_teardown(test_op_timeout_interval_setting, setup_clean,
                                         teardown_clean),
+        T(test_op_wait_timeout),
         T(test_op_timeout_bad_inputs),
         T(test_device_task_abort),
         T(test_abort_cleans_stop_on_failure),

@@ -59,14 +59,20 @@ static void task_release(struct aclsim__task *t)
 {
     if (t->kind == ACLSIM_TASK_KERNEL)
         free(t->u.kernel.argbuf);
-    else if (t->kind == ACLSIM_TASK_RECORD || t->kind == ACLSIM_TASK_WAIT)
+    else if (t->kind == ACLSIM_TASK_RECORD)
         aclsim__event_unref(t->u.event.event);
+    else if ((t->kind == ACLSIM_TASK_WAIT || t->kind == ACLSIM_TASK_SIGNAL) && t->u.sync.ops->release)
+        t->u.sync.ops->release(t);
 }
 
 static void execute(struct aclsim__stream *s, struct aclsim__task *t)
 {
     aclError code;
     struct aclsim__fault_detail detail;
+    /* Device memory may change: memory waits must see it (wait.c). */
+    bool guard = (t->kind <= ACLSIM_TASK_KERNEL || t->kind == ACLSIM_TASK_OVERFLOW ||
+                  t->kind == ACLSIM_TASK_COPY2D || t->kind == ACLSIM_TASK_MEMSET32) &&
+                 aclsim__memory_write_begin();
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
@@ -87,6 +93,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     case ACLSIM_TASK_OVERFLOW:
         aclsim__execute_overflow(s->device, t);
         break;
+    case ACLSIM_TASK_SIGNAL:
+        t->u.sync.ops->signal(t, false);
+        break;
     case ACLSIM_TASK_COPY2D:
     case ACLSIM_TASK_MEMSET32:
         aclsim__execute_copy_variant(t);
@@ -94,6 +103,7 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     default:
         break;
     }
+    aclsim__memory_write_end(guard);
 }
 
 /* Counts one more task of s as finished (run or discarded) and wakes threads
@@ -112,12 +122,22 @@ void aclsim__count_done(struct aclsim__stream *s, uint64_t n)
 /* Discards tasks that will never run: their resources go, a record counts as
  * reached (nobody may wait forever on it). Called without s->lock. Returns
  * the last task of the list, for recycling. */
+/* What a discarded task still does: a record or signal counts as reached,
+ * unstamped, so that nobody waits forever on it. (Its resources go with
+ * task_release.) */
+static void discard_one(struct aclsim__task *t)
+{
+    if (t->kind == ACLSIM_TASK_RECORD)
+        aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+    else if (t->kind == ACLSIM_TASK_SIGNAL)
+        t->u.sync.ops->signal(t, true);
+}
+
 struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
 {
     struct aclsim__task *last = NULL;
     for (; t; t = t->next) {
-        if (t->kind == ACLSIM_TASK_RECORD)
-            aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+        discard_one(t);
         task_release(t);
         last = t;
     }
@@ -195,11 +215,11 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
             aclsim__task_stopped(s, t)) {
             /* Stopped by a failure (ACL_STOP_ON_FAILURE) or a device task
              * abort: discarded as if never started. */
-            if (t->kind == ACLSIM_TASK_RECORD)
-                aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+            if (t->kind == ACLSIM_TASK_WAIT && s->wait_task == t)
+                s->wait_task = NULL;   /* (parked before: stop_stream unparked it) */
+            discard_one(t);
         } else if (t->kind == ACLSIM_TASK_WAIT) {
-            struct aclsim__event *ev = t->u.event.event;
-            if (!aclsim__event_reached(ev, t->u.event.seq)) {
+            if (!aclsim__wait_ready(s, t)) {
                 rest = t;
                 if (prev)
                     prev->next = NULL;
@@ -275,8 +295,7 @@ static void run_stream(struct aclsim__stream *s)
             if (!s->head)
                 s->tail = last;
             s->head = rest;
-            struct aclsim__event *ev = rest->u.event.event;
-            if (aclsim__event_park(ev, rest->u.event.seq, s))
+            if (aclsim__wait_park(s, rest))
                 goto out;
             /* completed meanwhile: go on */
         }

@@ -184,8 +184,7 @@ static void stop_stream(struct aclsim__stream *s, aclError code, const char *tex
         snprintf(s->fault_text, sizeof s->fault_text, "%s", text);
         atomic_store(&s->fault, code);
     }
-    bool wake = s->state == ACLSIM_STREAM_PARKED &&
-                aclsim__event_unpark(s->head->u.event.event, s);
+    bool wake = s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s);
     if (wake)
         s->state = ACLSIM_STREAM_QUEUED;
     pthread_mutex_unlock(&s->lock);
@@ -218,7 +217,7 @@ void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t,
     else
         snprintf(where, sizeof where, "the default stream (id %u)", s->id);
     const char *what = t->kind == ACLSIM_TASK_KERNEL ? "kernel "
-                       : t->kind == ACLSIM_TASK_WAIT ? "event wait" : "task";
+                       : t->kind == ACLSIM_TASK_WAIT ? "wait" : "task";
     snprintf(text, sizeof text, "%s%s (task %u) failed on device %d, %s: %s", what,
              t->kind == ACLSIM_TASK_KERNEL && t->label ? t->label : "", t->id, dev->id, where,
              d->why);

@@ -104,6 +104,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     atomic_store(&s->fault, 0);
     s->failure_mode = ACL_CONTINUE_ON_FAILURE;
     atomic_store(&s->refs, 1);
+    s->wait_task = NULL;        /* wait.c */
     pthread_mutex_unlock(&s->lock);
     if (ctx_handle) {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
@@ -158,7 +159,7 @@ static void unlink_stream(struct aclsim__stream *s)
 static void discard_queued(struct aclsim__stream *s)
 {
     atomic_store(&s->discard, true);
-    if (s->state == ACLSIM_STREAM_PARKED && aclsim__event_unpark(s->head->u.event.event, s))
+    if (s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s))
         s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
     struct aclsim__task *queued = s->head;
     s->head = s->tail = NULL;
