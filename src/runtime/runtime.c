@@ -123,6 +123,8 @@ static void finalize_forked(void)
     aclsim__waits_forget_after_fork();
     aclsim__binaries_forget_after_fork();
     aclsim__memory_forget_after_fork();
+    aclsim__ranges_forget_after_fork();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     aclsim__failures_finalize();
@@ -196,6 +198,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__events_finalize();
     aclsim__notifies_finalize();
     aclsim__waits_finalize();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__failures_finalize();
     aclsim__devctl_finalize();
