@@ -476,7 +476,9 @@ void aclsim__set_current(struct aclsim__context *ctx);
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
                          ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
-                         ACLSIM_TASK_SIGNAL };
+                         ACLSIM_TASK_SIGNAL, ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM,
+                         ACLSIM_TASK_BATCH,
+                         ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */ };
 
 struct aclsim__event;
 struct aclsim__task;
@@ -536,6 +538,12 @@ struct aclsim__task {
          * clears the status (overflow.c). */
         struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
+        /* dst[i] = dst[i] op src[i] over bytes (reduce.c). */
+        struct { void *dst; const void *src; int32_t kind, type; } reduce;
+        /* What the task owns (freed with it by the executor): a random
+         * number task's parameters (random.c), a batch of copies (batch.c). */
+        struct { void *data; } random;
+        struct { void *data; } batch;
         struct { struct aclsim__event *event; uint64_t seq; } event;
         /* WAIT and SIGNAL: timeout_s 0 waits forever. */
         struct { const struct aclsim__wait_ops *ops; void *obj; uint64_t value;
@@ -781,6 +789,18 @@ aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task 
                                 struct aclsim__fault_detail *d);
 void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n);
 
+/* Built-in tasks, run by the executor: reduce.c, random.c, batch.c. */
+void aclsim__execute_reduce(struct aclsim__task *t);
+void aclsim__execute_random(struct aclsim__task *t);
+void aclsim__execute_batch(struct aclsim__task *t);
+/* 100000 unless p is memory of dev with room for n bytes (name: the
+ * argument, for the message). batch.c */
+aclError aclsim__check_on_device(const char *api, const char *name, const void *p, size_t n,
+                                 struct aclsim__device *dev);
+/* bfloat16 <-> float (round to nearest even; NaN stays NaN). reduce.c */
+float aclsim__bf16_to_float(uint16_t v);
+uint16_t aclsim__float_to_bf16(float f);
+
 /* ---- failure.c: failed tasks ---------------------------------------------- */
 
 /* Records that task t of s failed with code (on the worker that ran it,
@@ -843,6 +863,12 @@ struct aclsim__where {
     int kind;                        /* enum aclsim__where_kind */
     struct aclsim__device *device;   /* ACLSIM_DEVICE */
 };
+/* aclrtMalloc's allocation (arguments checked): size bytes of ctx's device,
+ * 207001 when it is full. */
+aclError aclsim__device_alloc(const char *api, struct aclsim__context *ctx, void **devPtr,
+                              size_t size);
+/* aclrtMallocHost's allocation (arguments checked): page-locked host memory. */
+aclError aclsim__host_alloc(const char *api, void **hostPtr, size_t size);
 /* Where p lives; O(number of devices), no locks. */
 struct aclsim__where aclsim__classify(const void *p);
 extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */

@@ -63,6 +63,10 @@ static void task_release(struct aclsim__task *t)
         aclsim__event_unref(t->u.event.event);
     else if ((t->kind == ACLSIM_TASK_WAIT || t->kind == ACLSIM_TASK_SIGNAL) && t->u.sync.ops->release)
         t->u.sync.ops->release(t);
+    else if (t->kind == ACLSIM_TASK_RANDOM)
+        free(t->u.random.data);
+    else if (t->kind == ACLSIM_TASK_BATCH)
+        free(t->u.batch.data);
 }
 
 static void execute(struct aclsim__stream *s, struct aclsim__task *t)
@@ -99,6 +103,15 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     case ACLSIM_TASK_COPY2D:
     case ACLSIM_TASK_MEMSET32:
         aclsim__execute_copy_variant(t);
+        break;
+    case ACLSIM_TASK_REDUCE:
+        aclsim__execute_reduce(t);
+        break;
+    case ACLSIM_TASK_RANDOM:
+        aclsim__execute_random(t);
+        break;
+    case ACLSIM_TASK_BATCH:
+        aclsim__execute_batch(t);
         break;
     default:
         break;
