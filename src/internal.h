@@ -17,14 +17,22 @@
  *   event   (event.c)     events: record/wait tasks, parking, host-side waits
  *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
+ *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c), host
+ *                         registration (hostreg.c), managed memory (managed.c)
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
+ *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
+ *                         exception callbacks, device task abort, device state
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
- * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
- * event.lock; event live_lock -> handle table lock. device.exec_lock is never
- * held while taking any other lock except job waits. runtime.lock is released
+ * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
+ * stopping a context's streams, aclsim__device_drain's visitors);
+ * context.lock -> handle table lock; stream.lock -> event.lock; event
+ * live_lock -> handle table lock; ranges_lock (ranges.h) -> handle table
+ * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize).
+ * device.exec_lock is never held while taking any other lock except job
+ * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
  * (kernels, host functions) runs.
  */
@@ -137,6 +145,7 @@ struct aclsim__config {
     char soc_name[64];                       /* ACLSIM_SOC_VERSION */
     size_t device_memory;                    /* ACLSIM_DEVICE_MEMORY, bytes */
     uint32_t workers;                        /* ACLSIM_WORKERS: threads per device */
+    uint32_t op_timeout_interval_us;         /* ACLSIM_OP_TIMEOUT_INTERVAL_US */
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */
@@ -268,7 +277,8 @@ aclError aclsim__soc_check(const char *api, unsigned families);
  * recycled with a new generation, so lookups need no lock. */
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
-                           ACLSIM_H_NOTIFY /* notifies and counting notifies */ };
+                           ACLSIM_H_NOTIFY /* notifies and counting notifies */,
+                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -277,7 +287,10 @@ bool aclsim__handle_free(const void *handle);
 
 /* ---- heap.c: reserved address ranges ----------------------------------- */
 
-enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL };
+/* PHYSICAL and MANAGED are never heap allocations: vmm.c and managed.c charge
+ * their bytes to a device's heap (aclsim__heap_charge). */
+enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL,
+                          ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED, ACLSIM_ALLOC_KINDS };
 
 struct aclsim__alloc {
     uintptr_t addr;
@@ -306,8 +319,16 @@ struct aclsim__heap {
     atomic_uint_fast64_t frees;    /* frees, resets and destroys so far: never goes back */
     /* Bytes in use and their peak, per allocation kind (under lock; the
      * peaks restart when the heap is reset). */
-    size_t used_by_kind[3], peak_by_kind[3];
+    size_t used_by_kind[ACLSIM_ALLOC_KINDS], peak_by_kind[ACLSIM_ALLOC_KINDS];
+    /* Bumped under lock by every init, reset and destroy: a charge taken in
+     * an earlier generation is not given back to a later one. */
+    uint64_t generation;
 };
+/* Counts bytes of kind against h's capacity without an allocation (physical
+ * and managed memory); false if they do not fit or h is not reserved. *gen
+ * gets the heap's generation, for aclsim__heap_uncharge. */
+bool aclsim__heap_charge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t *gen);
+void aclsim__heap_uncharge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t gen);
 /* Usage of kind in h: current and peak bytes. */
 void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak);
 
@@ -417,6 +438,13 @@ struct aclsim__context {
     pthread_mutex_t lock;                     /* guards streams (doubly linked) */
     pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
+    /* failure.c: ACL_STOP_ON_FAILURE was set on one of its streams; once a
+     * task failed in that mode, fault is its code (sticky: every synchronize
+     * reports it, submissions are refused) and fault_text (under lock) says
+     * what failed. */
+    atomic_bool stop_on_failure;
+    _Atomic int32_t fault;
+    char fault_text[384];
     /* aclrtCtxSetSysParamOpt values (under lock); bit i of sys_param_set
      * says whether option i was set. */
     int64_t sys_param[4];
@@ -449,7 +477,10 @@ void aclsim__set_current(struct aclsim__context *ctx);
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
                          ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
-                         ACLSIM_TASK_SIGNAL, ACLSIM_TASK_CALLBACK };
+                         ACLSIM_TASK_SIGNAL, ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM,
+                         ACLSIM_TASK_BATCH,
+                         ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */,
+                         ACLSIM_TASK_CALLBACK };
 
 struct aclsim__event;
 struct aclsim__task;
@@ -486,6 +517,7 @@ struct aclsim__wait_ops {
 struct aclsim__task {
     struct aclsim__task *next;
     uint8_t kind;
+    uint32_t id;                    /* low 32 bits of its sequence number in its stream */
     size_t bytes;
     const char *label;              /* variable or kernel name, or NULL */
     /* Set by the executor once the task ran (NULL: nobody asks): a caller
@@ -511,6 +543,12 @@ struct aclsim__task {
         /* callback.c: run (user code, on the worker) or, if discarded, drop
          * (frees what arg owns). */
         struct { void (*run)(void *arg); void (*drop)(void *arg); void *arg; } cb;
+        /* dst[i] = dst[i] op src[i] over bytes (reduce.c). */
+        struct { void *dst; const void *src; int32_t kind, type; } reduce;
+        /* What the task owns (freed with it by the executor): a random
+         * number task's parameters (random.c), a batch of copies (batch.c). */
+        struct { void *data; } random;
+        struct { void *data; } batch;
         struct { struct aclsim__event *event; uint64_t seq; } event;
         /* WAIT and SIGNAL: timeout_s 0 waits forever. */
         struct { const struct aclsim__wait_ops *ops; void *obj; uint64_t value;
@@ -562,7 +600,6 @@ struct aclsim__stream {
     atomic_bool discard;            /* force reset/finalize, or an abort: run nothing more */
 
     /* Stream API (stream-control.c). Set at creation, then under lock. */
-    int32_t id;                     /* aclrtStreamGetId: unique per process */
     uint32_t flags;                 /* ACL_STREAM_* it was created with */
     uint32_t priority;              /* 0 (greatest) .. 7 (least); __atomic, read by the executor */
     uint32_t user_tag, cache_op_info;   /* stream attributes (overflow: overflow_check) */
@@ -575,6 +612,18 @@ struct aclsim__stream {
     atomic_uint aborts;             /* aclrtStreamAbort calls begun on this stream */
     atomic_bool aborting;           /* an aclrtStreamAbort is under way */
 
+    /* failure.c (cold). id: the stream id of exception info, kept by the
+     * struct across reuse. When stopping is set, tasks whose id is at most
+     * stop_upto (wrap-safe) are discarded instead of run (ACL_STOP_ON_FAILURE,
+     * aclrtDeviceTaskAbort). fault: the code of the first failure not yet
+     * reported by a synchronize of this stream; fault_text (under lock) says
+     * what failed. failure_mode: as aclrtSetStreamFailureMode set it. */
+    uint32_t id;
+    uint8_t failure_mode;
+    atomic_bool stopping;
+    _Atomic uint32_t stop_upto;
+    _Atomic int32_t fault;
+    char fault_text[384];
     /* wait.c: while PARKED, on the watcher's list (under its lock). */
     struct aclsim__stream *watch_next, *watch_prev;
     bool watched;
@@ -582,10 +631,6 @@ struct aclsim__stream {
     bool wait_granted;              /* woken because its wait passed (and consumed) */
     struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */
     uint64_t wait_deadline;         /* ns, 0: none */
-    /* A task failed asynchronously (a wait timed out or was aborted): the
-     * next synchronize reports it (under lock). */
-    aclError failure;
-    char failure_msg[160];
 };
 
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
@@ -597,6 +642,12 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
                                struct aclsim__stream **out, void **handle_out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
+/* The same, calling visit (if not NULL) on each stream first, under its
+ * context's lock and rt.lock; timeout_ms < 0 waits forever, else
+ * ACL_ERROR_RT_WAIT_TIMEOUT (no message) once it has passed. */
+aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
+                              void (*visit)(struct aclsim__stream *s, void *arg), void *arg,
+                              const char *api);
 /* Closes s to submissions, waits for queued work (or discards not-started
  * work with force), takes it off its context's list and recycles it. The
  * caller has won aclsim__handle_free on s's handle (or s is a default
@@ -751,12 +802,7 @@ void aclsim__waits_abort_device(struct aclsim__device *dev);
 void aclsim__waits_resume_device(struct aclsim__device *dev);
 void aclsim__waits_finalize(void);   /* aclFinalize: stops the watcher thread */
 void aclsim__waits_forget_after_fork(void);   /* THE FORK RULE */
-/* A task of s failed asynchronously: the next synchronize of s (or of its
- * device) reports code with the message. */
-void aclsim__stream_task_failed(struct aclsim__stream *s, aclError code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* ACL_SUCCESS, or the failure recorded on s (cleared) as api's error. */
-aclError aclsim__stream_take_failure(struct aclsim__stream *s, const char *api);
+/* (A wait that times out fails through failure.c's aclsim__task_failed.) */
 
 /* The memory guard. While memory waits are parked, whatever writes device
  * memory (copies, memsets, kernels, value writes) holds the guard shared and
@@ -799,16 +845,99 @@ aclError aclsim__refuse_self_wait(const char *api, const char *what);
 /* Thread-local state of the block a worker is running (kernel.c). */
 extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,
     aclsim__tls_device_slot;
-void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t);
+/* What a failed kernel reports (failure.c fills in the rest). */
+struct aclsim__fault_detail {
+    char why[256];            /* "block 3 of 8: aclsimTrap: <reason>" */
+    void *args;               /* the launch's argument block, and its size */
+    uint32_t args_len;
+    void *func;               /* the kernel's aclrtFuncHandle */
+};
+/* Runs a kernel task: ACL_SUCCESS, or the code it failed with (507015 from
+ * aclsimTrap, 507014 past the op execute timeout) with *d filled in. */
+aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
+                                struct aclsim__fault_detail *d);
 void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n);
+
+/* Built-in tasks, run by the executor: reduce.c, random.c, batch.c. */
+void aclsim__execute_reduce(struct aclsim__task *t);
+void aclsim__execute_random(struct aclsim__task *t);
+void aclsim__execute_batch(struct aclsim__task *t);
+/* 100000 unless p is memory of dev with room for n bytes (name: the
+ * argument, for the message). batch.c */
+aclError aclsim__check_on_device(const char *api, const char *name, const void *p, size_t n,
+                                 struct aclsim__device *dev);
+/* bfloat16 <-> float (round to nearest even; NaN stays NaN). reduce.c */
+float aclsim__bf16_to_float(uint16_t v);
+uint16_t aclsim__float_to_bf16(float f);
+
+/* ---- failure.c: failed tasks ---------------------------------------------- */
+
+/* Records that task t of s failed with code (on the worker that ran it,
+ * before the task counts as completed): the stream's and the device's
+ * pending fault, the context's sticky fault and the stop of all its streams
+ * with ACL_STOP_ON_FAILURE, then the exception callbacks, called on this
+ * thread. For any kind of task: an event/notify wait past the op wait
+ * timeout reports itself here too (d->func and d->args NULL). Takes the
+ * context's and the streams' locks: call it holding none. */
+void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t, aclError code,
+                         const struct aclsim__fault_detail *d);
+/* Whether t is to be discarded instead of run (s->stopping is set). */
+static inline bool aclsim__task_stopped(struct aclsim__stream *s, const struct aclsim__task *t)
+{
+    uint32_t upto = atomic_load_explicit(&s->stop_upto, memory_order_acquire);
+    return (uint32_t)(upto - t->id) < 0x80000000u;
+}
+/* After a wait on stream s, or on the device of the current context ctx:
+ * the failure to report, with aclsim__fail, or ACL_SUCCESS. The context's
+ * sticky fault first (ACL_STOP_ON_FAILURE), then the pending fault of s (of
+ * the first stream of the device that has one), which this consumes: a
+ * failure is reported once, by whichever synchronize comes first. */
+struct aclsim__sref;
+aclError aclsim__stream_report(struct aclsim__sref ref, const char *api);
+aclError aclsim__device_report(struct aclsim__context *ctx, const char *api);
+/* aclsim__submit: a context stopped by a failure refuses tasks (its code). */
+aclError aclsim__context_refuse(struct aclsim__context *ctx, const char *api);
+/* Bumped by each aclrtDeviceTaskAbort on dev: blocks of a kernel launched
+ * under an older generation are skipped (kernel.c). */
+unsigned aclsim__abort_generation(const struct aclsim__device *dev);
+/* Op execute timeout in nanoseconds (UINT64_MAX: never). */
+uint64_t aclsim__op_execute_timeout_ns(void);
+/* aclrtSetOpWaitTimeout's value in nanoseconds, 0 when no wait timeout is set:
+ * for the event/notify waits (a stream waiting longer fails, see
+ * docs/failures.md). */
+uint64_t aclsim__op_wait_timeout_ns(void);
+/* Device state callbacks (aclrtRegDeviceStateCallback), called without
+ * locks by aclrtSetDevice (SET_PRE when the device is not open yet, SET_POST
+ * after each success) and aclrtResetDevice(Force) (RESET_PRE/POST around a
+ * reset that closes the device). */
+void aclsim__device_state_notify(int32_t device, int state);
+/* The calling thread submitted task id to a user stream (aclrtGetThreadLastTaskId). */
+extern _Thread_local uint32_t aclsim__tls_last_task_id;
+/* A device opening starts without the failures of its previous session. */
+void aclsim__device_faults_clear(int32_t device);
+/* aclFinalize: forgets callbacks, timeouts and failure records. */
+void aclsim__failures_finalize(void);
+/* fork() child: re-creates failure.c's locks (THE FORK RULE). */
+void aclsim__failures_forget_after_fork(void);
 
 /* ---- memory.c ---------------------------------------------------------- */
 
-enum aclsim__where_kind { ACLSIM_HOST, ACLSIM_PINNED, ACLSIM_DEVICE };
+/* VIRTUAL: inside a reserved virtual range (device: that of the physical
+ * memory mapped there, or NULL); MANAGED: aclrtMemAllocManaged memory (host
+ * and device memory at once); REGISTERED: aclrtHostRegister'ed host memory
+ * (treated as page-locked). The last three are found in ranges.c. */
+enum aclsim__where_kind { ACLSIM_HOST, ACLSIM_PINNED, ACLSIM_DEVICE, ACLSIM_VIRTUAL,
+                          ACLSIM_MANAGED, ACLSIM_REGISTERED };
 struct aclsim__where {
     int kind;                        /* enum aclsim__where_kind */
     struct aclsim__device *device;   /* ACLSIM_DEVICE */
 };
+/* aclrtMalloc's allocation (arguments checked): size bytes of ctx's device,
+ * 207001 when it is full. */
+aclError aclsim__device_alloc(const char *api, struct aclsim__context *ctx, void **devPtr,
+                              size_t size);
+/* aclrtMallocHost's allocation (arguments checked): page-locked host memory. */
+aclError aclsim__host_alloc(const char *api, void **hostPtr, size_t size);
 /* Where p lives; O(number of devices), no locks. */
 struct aclsim__where aclsim__classify(const void *p);
 extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */
@@ -836,8 +965,9 @@ void aclsim__execute_copy_variant(struct aclsim__task *t);
  * move (a and b: the pointers it touches, either may be NULL), so that a
  * racing reset or aclFinalize cannot free or unmap the bytes under it
  * (100001 if aclFinalize destroyed a heap first). Resets and destroys of any
- * heap wait for it (heap.c's teardown lock). */
-struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; };
+ * heap wait for it (heap.c's teardown lock); with reserved, managed or
+ * registered memory it also holds the range registry's lock (ranges.c). */
+struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; bool ranges; };
 aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
                             const void *b);
 void aclsim__release_heaps(struct aclsim__heap_hold *hold);
@@ -846,6 +976,31 @@ void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
 /* aclInit: page-locked memory may be allocated again. */
 void aclsim__memory_open(void);
+
+/* ---- ranges.c, vmm.c, hostreg.c, managed.c: memory beyond the heaps --------
+ * Reserved virtual ranges (with physical memory mapped into them), managed
+ * allocations and registered host memory live in a small registry of address
+ * ranges (src/runtime/ranges.h); classify consults it only while it is not
+ * empty, so programs that do not use these kinds pay one atomic load. */
+extern atomic_size_t aclsim__ranges_count;
+/* Where p lives among the registry's ranges (ACLSIM_HOST if in none). */
+struct aclsim__where aclsim__ranges_classify(const void *p);
+/* aclsim__check_range for VIRTUAL, MANAGED and REGISTERED: [p, p + n) lies in
+ * one managed allocation or registration, or in consecutive accessible
+ * mappings of one reservation (write: not read-only; name "src" is read). */
+aclError aclsim__ranges_check(const char *api, const char *name, const void *p, size_t n,
+                              struct aclsim__where w);
+void aclsim__ranges_describe(const void *p, char *buf, size_t len);
+/* aclrtFree of managed memory: false if p is not the start of a managed
+ * allocation. */
+bool aclsim__managed_free(void *p);
+/* aclFinalize: unmaps and frees every reservation, physical allocation,
+ * managed allocation and registration. */
+void aclsim__ranges_finalize(void);
+/* The registry's read lock, for aclsim__hold_heaps: while held, no range is
+ * unmapped (taken before any heap lock). */
+void aclsim__ranges_hold(void);
+void aclsim__ranges_unhold(void);
 
 /* ---- symbol.c ------------------------------------------------------------ */
 
@@ -999,6 +1154,7 @@ void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
 void aclsim__memory_forget_after_fork(void);
 void aclsim__callbacks_forget_after_fork(void);          /* subscriptions; stream state callbacks' lock */
 void aclsim__stream_state_forget_after_fork(void);
+void aclsim__ranges_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
 void aclsim__snapshot_forget_after_fork(void);

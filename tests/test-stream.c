@@ -1330,7 +1330,18 @@ static void test_stream_attributes(void **state)
     v.streamPriority = 8;
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "streamPriority",
                aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
-    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtSetStreamFailureMode",
+    /* the failure mode attribute is aclrtSetStreamFailureMode's (failure.c) */
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    assert_int_equal(v.failureMode, ACL_CONTINUE_ON_FAILURE);
+    v.failureMode = ACL_STOP_ON_FAILURE;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "default stream",
+               aclrtSetStreamAttribute(NULL, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    memset(&v, 0, sizeof v);
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    assert_int_equal(v.failureMode, ACL_STOP_ON_FAILURE);
+    v.failureMode = ACL_CONTINUE_ON_FAILURE;   /* no way back (CANN) */
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACL_CONTINUE_ON_FAILURE",
                aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
     OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
     assert_int_equal(v.streamPriority, 5);   /* unchanged by the refused calls */

@@ -92,6 +92,16 @@ ACLSIM_API uint32_t aclsimGetBlockNum(void);
 /* Inside a kernel: the logical device it runs on; outside: ACLSIM_HOST_SLOT. */
 ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 
+/* Inside a kernel: stops this block and fails the launch like an AI Core
+ * exception. Blocks not yet started are skipped, blocks already running
+ * finish; the next synchronize of the stream (or of its device) returns
+ * ACL_ERROR_RT_AICORE_EXCEPTION (507015), aclGetRecentErrMsg names the
+ * kernel, device, stream, block and reason, and the exception callbacks
+ * (aclrtExceptionInfoCallbackRegister) are called. The block is left with
+ * longjmp: C++ destructors of its frames do not run. Outside a kernel it
+ * prints the reason and aborts the process. See docs/failures.md. */
+ACLSIM_API void aclsimTrap(const char *reason) __attribute__((noreturn));
+
 /* Float overflow, for kernels that compute in floating point (the Ascend C
  * layer's half/float operations call these). Inside a kernel,
  * aclsimReportFloatOverflow records that a result overflowed: it sets the

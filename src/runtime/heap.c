@@ -59,6 +59,7 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
      * (empty) heap. base and capacity are also read without it by
      * aclsim__heap_contains: written atomically, capacity before base. */
     pthread_rwlock_wrlock(&h->lock);
+    h->generation++;
     h->used = h->committed = 0;
     memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     memset(h->peak_by_kind, 0, sizeof h->peak_by_kind);
@@ -85,6 +86,7 @@ void aclsim__heap_reset(struct aclsim__heap *h)
         mprotect(h->base, h->committed, PROT_NONE);
     }
     h->committed = 0;
+    h->generation++;
     h->used = 0;
     memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     memset(h->peak_by_kind, 0, sizeof h->peak_by_kind);
@@ -113,6 +115,7 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         h->free = NULL;
         h->nallocs = h->cap_allocs = h->nfree = h->cap_free = 0;
         h->used = h->committed = 0;
+        h->generation++;
         memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     }
     pthread_rwlock_unlock(&h->lock);
@@ -238,6 +241,36 @@ static void release_extent(struct aclsim__heap *h, uintptr_t addr, size_t size)
         h->free[lo] = (struct aclsim__extent){addr, size};
         h->nfree++;
     }
+}
+
+bool aclsim__heap_charge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t *gen)
+{
+    if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
+        return false;
+    bool ok = false;
+    pthread_rwlock_wrlock(&h->lock);
+    if (h->base && bytes <= h->capacity - h->used) {
+        h->used += bytes;
+        h->used_by_kind[kind] += bytes;
+        if (h->used_by_kind[kind] > h->peak_by_kind[kind])
+            h->peak_by_kind[kind] = h->used_by_kind[kind];
+        *gen = h->generation;
+        ok = true;
+    }
+    pthread_rwlock_unlock(&h->lock);
+    return ok;
+}
+
+void aclsim__heap_uncharge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t gen)
+{
+    if (!h->lock_ready)
+        return;
+    pthread_rwlock_wrlock(&h->lock);
+    if (h->generation == gen && h->base) {   /* not reset or destroyed since */
+        h->used -= bytes;
+        h->used_by_kind[kind] -= bytes;
+    }
+    pthread_rwlock_unlock(&h->lock);
 }
 
 void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak)

@@ -8,6 +8,9 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,33 +133,76 @@ static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_
     return end;
 }
 
+/* A launch running as a job: one index per block. A block that traps
+ * (aclsimTrap) longjmps back to run_block; the first one to trap records
+ * itself, and blocks not yet started are skipped from then on, as they are
+ * after an aclrtDeviceTaskAbort of the device. */
 struct block_job {
     struct aclsim__job job;
     struct aclsim__task *task;
-    uint32_t device;
+    struct aclsim__device *dev;
+    unsigned abort_gen;            /* aclsim__abort_generation at launch */
+    atomic_bool trapped;           /* set once, by the first block to trap */
+    uint32_t trap_block;           /* written by that block before it returns */
+    char reason[200];
 };
+
+/* The block this thread runs, and where aclsimTrap jumps to. */
+static _Thread_local struct block_job *tls_job;
+static _Thread_local jmp_buf *tls_trap;
+
+void aclsimTrap(const char *reason)
+{
+    struct block_job *b = tls_job;
+    if (!tls_trap || !b) {
+        fprintf(stderr, "aclsimTrap called outside a kernel: %s\n", reason ? reason : "(no reason)");
+        abort();
+    }
+    bool expected = false;
+    if (atomic_compare_exchange_strong(&b->trapped, &expected, true)) {
+        b->trap_block = aclsim__tls_block_idx;
+        snprintf(b->reason, sizeof b->reason, "%s", reason ? reason : "(no reason)");
+    }
+    longjmp(*tls_trap, 1);
+}
 
 static void run_block(struct aclsim__job *job, uint32_t index)
 {
     struct block_job *b = (struct block_job *)job;
+    if (atomic_load_explicit(&b->trapped, memory_order_relaxed) ||
+        aclsim__abort_generation(b->dev) != b->abort_gen)
+        return;   /* the launch failed or was aborted: blocks not started never run */
     aclsim__tls_block_idx = index;
     aclsim__tls_block_num = b->task->u.kernel.blocks;
-    aclsim__tls_device_slot = b->device;
-    aclsim__tls_kernel_device = &aclsim__devices[b->device];
+    aclsim__tls_device_slot = (uint32_t)b->dev->id;
+    aclsim__tls_kernel_device = b->dev;
     aclsim__tls_sat_mode = b->task->u.kernel.sat_mode;
     aclsim__tls_overflow_check = b->task->u.kernel.overflow_check;
-    b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
+    jmp_buf env;
+    struct block_job *const outer_job = tls_job;   /* kept: blocks may nest via helpers */
+    jmp_buf *const outer_trap = tls_trap;
+    tls_job = b;
+    tls_trap = &env;
+    if (setjmp(env) == 0)
+        b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
+    tls_trap = outer_trap;
+    tls_job = outer_job;
     aclsim__tls_kernel_device = NULL;
     aclsim__tls_block_idx = 0;
     aclsim__tls_block_num = 1;
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
 }
 
-void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
+/* Size of a launch's argument block (the pointer table, then the values). */
+static uint32_t args_size(const aclsimKernel *k);
+
+aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
+                                struct aclsim__fault_detail *d)
 {
-    struct block_job b = {.task = t, .device = (uint32_t)dev->id};
+    struct block_job b = {.task = t, .dev = dev, .abort_gen = aclsim__abort_generation(dev)};
     b.job.run = run_block;
     b.job.count = t->u.kernel.blocks;
+    uint64_t limit = aclsim__op_execute_timeout_ns();
     uint64_t start = aclsim__now_ns();
     if (t->u.kernel.blocks == 1 || t->u.kernel.cores == 1) {
         for (uint32_t i = 0; i < t->u.kernel.blocks; i++)
@@ -165,7 +211,36 @@ void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
         b.job.max_helpers = t->u.kernel.cores ? t->u.kernel.cores - 1 : 0;
         aclsim__run_job(dev, &b.job);
     }
-    atomic_fetch_add_explicit(&dev->kernel_busy_ns, aclsim__now_ns() - start, memory_order_relaxed);
+    uint64_t took = aclsim__now_ns() - start;
+    atomic_fetch_add_explicit(&dev->kernel_busy_ns, took, memory_order_relaxed);
+    aclError code = ACL_SUCCESS;
+    if (atomic_load(&b.trapped)) {
+        code = ACL_ERROR_RT_AICORE_EXCEPTION;
+        snprintf(d->why, sizeof d->why, "block %u of %u trapped: aclsimTrap(\"%s\")",
+                 b.trap_block, t->u.kernel.blocks, b.reason);
+    } else if (limit != UINT64_MAX && took > limit) {
+        code = ACL_ERROR_RT_AICORE_TIMEOUT;
+        snprintf(d->why, sizeof d->why,
+                 "ran %" PRIu64 " us (%u blocks), past the op execute timeout of %" PRIu64
+                 " us (aclrtSetOpExecuteTimeOut*)", took / 1000, t->u.kernel.blocks,
+                 limit / 1000);
+    }
+    if (code) {
+        d->args = t->u.kernel.argbuf;
+        d->args_len = args_size(t->u.kernel.kernel);
+        d->func = t->u.kernel.kernel->handle;
+    }
+    return code;
+}
+
+static uint32_t args_size(const aclsimKernel *k)
+{
+    size_t offsets[16], max_align;
+    size_t need = packed_layout(k, offsets, &max_align);
+    if (max_align < sizeof(void *))
+        max_align = sizeof(void *);
+    size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
+    return need ? (uint32_t)(table + need) : 0;
 }
 
 /* Common part of both launches: validation, then the task. The arguments

@@ -123,8 +123,11 @@ static void finalize_forked(void)
     aclsim__waits_forget_after_fork();
     aclsim__binaries_forget_after_fork();
     aclsim__memory_forget_after_fork();
+    aclsim__ranges_forget_after_fork();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
+    aclsim__failures_finalize();
     aclsim__snapshot_finalize();
     aclsim__handles_forget_after_fork(true);
     aclsim__rt.init_refs = 0;
@@ -196,7 +199,9 @@ static aclError finalize(bool run_callbacks)
     aclsim__callbacks_finalize();
     aclsim__notifies_finalize();
     aclsim__waits_finalize();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
+    aclsim__failures_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     aclsim__rt.init_refs = 0;
@@ -269,6 +274,7 @@ static void atfork_child(void)
     aclsim__handles_forget_after_fork(false);
     aclsim__errors_forget_after_fork();
     aclsim__callbacks_forget_after_fork();
+    aclsim__failures_forget_after_fork();
     aclsim__devctl_forget_after_fork();
     aclsim__initcb_forget_after_fork();
     aclsim__snapshot_forget_after_fork();

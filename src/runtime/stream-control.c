@@ -409,11 +409,6 @@ static aclError attr_checks(aclrtStream stream, aclrtStreamAttr attr, aclrtStrea
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stmAttrType %d is invalid: ACL_STREAM_ATTR_FAILURE_MODE (1) .. "
                             "ACL_STREAM_ATTR_PRIORITY (5)", (int)attr);
-    if (attr == ACL_STREAM_ATTR_FAILURE_MODE)
-        /* Stored and enforced by aclrtSetStreamFailureMode's implementation. */
-        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
-                            "ACL_STREAM_ATTR_FAILURE_MODE is not available through stream "
-                            "attributes in this build: use aclrtSetStreamFailureMode");
     if (!stream && !((1u << aclsim__soc_current()->family) &
                      (NEWEST)))
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
@@ -429,6 +424,14 @@ aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType
     aclError err = attr_checks(stream, stmAttrType, value, api);
     if (err)
         return err;
+    if (stmAttrType == ACL_STREAM_ATTR_FAILURE_MODE) {
+        /* CANN: not for a context's default stream (through this attribute) */
+        if (!stream)
+            return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                                "ACL_STREAM_ATTR_FAILURE_MODE cannot be set on the default stream "
+                                "(NULL): pass a stream you created");
+        return aclrtSetStreamFailureMode(stream, value->failureMode);   /* failure.c */
+    }
     uint32_t v = stmAttrType == ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK ? value->overflowSwitch
                  : stmAttrType == ACL_STREAM_ATTR_USER_CUSTOM_TAG    ? value->userCustomTag
                  : stmAttrType == ACL_STREAM_ATTR_CACHE_OP_INFO      ? value->cacheOpInfoSwitch
@@ -468,6 +471,7 @@ aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType
     struct aclsim__stream *s = ref.s;
     memset(value, 0, sizeof *value);
     switch (stmAttrType) {
+    case ACL_STREAM_ATTR_FAILURE_MODE: value->failureMode = s->failure_mode; break;
     case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK: value->overflowSwitch = atomic_load(&s->overflow_check); break;
     case ACL_STREAM_ATTR_USER_CUSTOM_TAG: value->userCustomTag = s->user_tag; break;
     case ACL_STREAM_ATTR_CACHE_OP_INFO: value->cacheOpInfoSwitch = s->cache_op_info; break;

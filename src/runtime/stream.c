@@ -52,9 +52,6 @@ void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task 
         trim_spares(s, SPARE_MAX);
 }
 
-/* Stream ids (aclrtStreamGetId): unique in the process, never reused. */
-static atomic_int next_stream_id;
-
 static void stream_unref(struct aclsim__stream *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
@@ -95,6 +92,8 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
         memset(s, 0, sizeof *s);
         aclsim__adaptive_mutex_init(&s->lock);
         pthread_cond_init(&s->progress, NULL);
+        static atomic_uint next_id;
+        s->id = atomic_fetch_add(&next_id, 1);   /* kept by the struct, like CANN's reused ids */
     }
     /* A reused struct keeps its lock, condition variable and counters
      * (submitted == completed; late waiters may still count in waiters and
@@ -114,8 +113,10 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
     atomic_store(&s->aborting, false);
+    atomic_store(&s->stopping, false);
+    atomic_store(&s->fault, 0);
+    s->failure_mode = ACL_CONTINUE_ON_FAILURE;
     atomic_store(&s->refs, 1);
-    s->id = atomic_fetch_add(&next_stream_id, 1) & INT32_MAX;
     s->flags = 0;
     __atomic_store_n(&s->priority, 0, __ATOMIC_RELAXED);
     s->user_tag = s->cache_op_info = 0;
@@ -123,7 +124,6 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     __atomic_store_n(&s->announced, false, __ATOMIC_RELAXED);
     __atomic_store_n(&s->is_default, !ctx_handle, __ATOMIC_RELAXED);
     s->wait_task = NULL;        /* wait.c */
-    s->failure = ACL_SUCCESS;
     pthread_mutex_unlock(&s->lock);
     if (!ctx_handle) {
         /* The default stream's handle (aclrtCtxGetCurrentDefaultStream). */
@@ -412,6 +412,11 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                             "the current context was destroyed (aclrtDestroyContext, or its "
                             "device was reset) while this call was using its default stream");
     }
+    struct aclsim__context *ctx = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
+    if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_relaxed))) {
+        pthread_mutex_unlock(&s->lock);
+        return aclsim__context_refuse(ctx, api);   /* stopped on failure */
+    }
     struct aclsim__task *t = s->spare;
     if (t) {
         s->spare = t->next;
@@ -428,6 +433,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         s->head = t;
     s->tail = t;
     uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
+    t->id = (uint32_t)seq;
     atomic_store_explicit(&s->submitted, seq, memory_order_release);
     bool idle = s->state == ACLSIM_STREAM_IDLE;
     if (idle)
@@ -437,6 +443,8 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         aclsim__schedule(s);
     if (seq_out)
         *seq_out = seq;
+    if (ref.handle)
+        aclsim__tls_last_task_id = (uint32_t)seq;
     return ACL_SUCCESS;
 }
 
@@ -493,11 +501,22 @@ static uint64_t submitted_of(struct aclsim__stream *s)
 
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
 {
-    return aclsim__device_synchronize_timeout(dev, -1, api);
+    return aclsim__device_drain(dev, -1, NULL, NULL, api);
 }
 
 aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t timeout_ms,
                                             const char *api)
+{
+    aclError err = aclsim__device_drain(dev, timeout_ms, NULL, NULL, api);
+    if (err == ACL_ERROR_RT_WAIT_TIMEOUT)
+        return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
+                            "device %d still has work after %d ms", dev->id, timeout_ms);
+    return err;
+}
+
+aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
+                              void (*visit)(struct aclsim__stream *s, void *arg), void *arg,
+                              const char *api)
 {
     if (ACLSIM_UNLIKELY(aclsim__tls_device == dev))
         return aclsim__refuse_self_wait(api, "this device");
@@ -525,31 +544,27 @@ aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t 
                 cap *= 2;
             }
             atomic_fetch_add(&s->refs, 1);
+            if (visit)
+                visit(s, arg);
             list[n++] = (struct pending){s, submitted_of(s)};
         }
         pthread_mutex_unlock(&c->lock);
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
-    uint64_t deadline = timeout_ms < 0 ? 0 : aclsim__now_ns() + (uint64_t)timeout_ms * 1000000u;
-    bool ok = true;
-    aclError failure = ACL_SUCCESS;
+    uint64_t deadline = aclsim__now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
+    aclError err = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
-        if (ok && timeout_ms >= 0) {
+        int32_t left = -1;
+        if (timeout_ms >= 0) {
             uint64_t now = aclsim__now_ns();
-            int32_t left = now >= deadline ? 0 : (int32_t)((deadline - now + 999999u) / 1000000u);
-            ok = aclsim__stream_wait(list[i].s, list[i].seq, left);
-        } else if (ok) {
-            aclsim__stream_wait(list[i].s, list[i].seq, -1);
+            left = now >= deadline ? 0 : (int32_t)((deadline - now + 999999u) / 1000000u);
         }
-        if (ok && !failure)   /* a failed task (wait.c) on any of its streams */
-            failure = aclsim__stream_take_failure(list[i].s, api);
+        if (!err && !aclsim__stream_wait(list[i].s, list[i].seq, left))
+            err = ACL_ERROR_RT_WAIT_TIMEOUT;
         stream_unref(list[i].s);
     }
     free(list);
-    if (!ok)
-        return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
-                            "device %d still has work after %d ms", dev->id, timeout_ms);
-    return failure;
+    return err;
 }
 
 /* ---- stream API ---------------------------------------------------------- */
@@ -656,7 +671,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
         return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
                             "stream %p was aborted (aclrtStreamAbort) while this call waited for "
                             "it: its pending work was discarded", stream);
-    return aclsim__stream_take_failure(s, api);   /* a failed task (wait.c) */
+    return aclsim__stream_report(ref, api);   /* a task that failed */
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
