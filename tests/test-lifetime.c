@@ -69,14 +69,14 @@ ACLSIM_KERNEL_REGISTER(lt_store, int32_t *, int32_t, int32_t);
 /* A host function's argument: how often it ran and the session it belongs to. */
 struct tag {
     atomic_int hits;
-    int session;
+    atomic_int session;   /* rewritten by the racer while an earlier host function may read it */
 };
 
 static void tag_fn(void *arg)
 {
     struct tag *t = arg;
     atomic_fetch_add(&t->hits, 1);
-    if (t->session != atomic_load(&g_session))
+    if (atomic_load(&t->session) != atomic_load(&g_session))
         atomic_fetch_add(&g_cross, 1);
 }
 
@@ -219,7 +219,7 @@ static aclError issue(struct racer *r, int k)
     case K_MEMSET_DEV:
         return aclrtMemsetAsync(&r->dev_dst[k], 4, memset_byte(r->round, k), 4, s);
     case K_HOSTFN:
-        r->tags[k].session = r->session;
+        atomic_store(&r->tags[k].session, r->session);
         return aclrtLaunchHostFunc(s, tag_fn, &r->tags[k]);
     case K_RECORD:
         return aclrtRecordEvent(r->event, s);
