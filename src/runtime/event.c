@@ -293,7 +293,7 @@ static aclError create_event(aclrtEvent *event, uint32_t flags, bool ex, const c
     atomic_init(&ev->refs, 1);
     ev->flags = flags;
     ev->ex = ex;
-    ev->device = ctx->device->id;
+    ev->device = aclsim__context_device(ctx)->id;
     ev->set = !ex && flags == EV_DEFAULT;   /* a wait before any record passes */
     ev->record_flag = ev->wait_flag = -1;
     /* Events made for synchronization hold an id (and count against the
@@ -902,7 +902,7 @@ aclError aclrtGetEventAvailNum(uint32_t *eventCount)
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
-    uint32_t used = aclsim__id_used(&event_ids[ctx->device->id]), limit = event_limit();
+    uint32_t used = aclsim__id_used(&event_ids[aclsim__context_device(ctx)->id]), limit = event_limit();
     *eventCount = used < limit ? limit - used : 0;
     return ACL_SUCCESS;
 }

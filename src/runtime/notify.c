@@ -214,13 +214,13 @@ static aclError create(void **out, bool counting, const char *api)
     pthread_mutex_init(&n->lock, NULL);
     atomic_init(&n->refs, 1);
     n->counting = counting;
-    n->device = ctx->device->id;
+    n->device = aclsim__context_device(ctx)->id;
     if (!aclsim__id_take(&notify_ids[n->device], notify_limit(), &n->id)) {
         pthread_mutex_destroy(&n->lock);
         free(n);
         return aclsim__fail(ACL_ERROR_RT_NO_NOTIFY_RESOURCE, api,
-                            "device %d has no notify left (%u in use)", ctx->device->id,
-                            aclsim__id_used(&notify_ids[ctx->device->id]));
+                            "device %d has no notify left (%u in use)", aclsim__context_device(ctx)->id,
+                            aclsim__id_used(&notify_ids[aclsim__context_device(ctx)->id]));
     }
     n->handle = aclsim__handle_new(ACLSIM_H_NOTIFY, n);
     if (!n->handle) {

@@ -344,7 +344,7 @@ aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
-    uint32_t live = aclsim__streams_live(ctx->device), max = aclsim__streams_max();
+    uint32_t live = aclsim__streams_live(aclsim__context_device(ctx)), max = aclsim__streams_max();
     *streamCount = live < max ? max - live : 0;
     return ACL_SUCCESS;
 }
@@ -390,7 +390,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
-    return aclsim__device_synchronize_timeout(ctx->device, timeout, api);
+    return aclsim__device_synchronize_timeout(aclsim__context_device(ctx), timeout, api);
 }
 
 /* ---- attributes -------------------------------------------------------------- */

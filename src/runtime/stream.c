@@ -70,12 +70,12 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
                                struct aclsim__stream **out, void **handle_out, const char *api)
 {
     /* Counted from here until the struct goes back to the pool (stream_unref). */
-    uint32_t live = atomic_fetch_add(&ctx->device->nstreams, 1);
+    uint32_t live = atomic_fetch_add(&aclsim__context_device(ctx)->nstreams, 1);
     if (ctx_handle && live >= aclsim__streams_max()) {
-        atomic_fetch_sub(&ctx->device->nstreams, 1);
+        atomic_fetch_sub(&aclsim__context_device(ctx)->nstreams, 1);
         return aclsim__fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, api,
                             "device %d already has %u streams (default streams included), the "
-                            "most the configured SoC %s supports", ctx->device->id, live,
+                            "most the configured SoC %s supports", aclsim__context_device(ctx)->id, live,
                             aclsim__config()->soc_name);
     }
     pthread_mutex_lock(&pool_lock);
@@ -86,7 +86,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     if (!s) {
         s = aclsim__aligned_alloc(_Alignof(struct aclsim__stream), sizeof *s);
         if (!s) {
-            atomic_fetch_sub(&ctx->device->nstreams, 1);
+            atomic_fetch_sub(&aclsim__context_device(ctx)->nstreams, 1);
             return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
         }
         memset(s, 0, sizeof *s);
