@@ -1014,6 +1014,19 @@ static void test_wait_with_flag(void **state)
     ASSERT_OK(aclrtStreamWaitEventWithFlag(b, ev, 5, ACL_EVENT_WAIT_DEFAULT));
     ASSERT_OK(aclrtRecordEvent(ev, NULL));
     ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    /* aclrtStreamWaitEventWithTimeout: the same wait, timeout in seconds */
+    ASSERT_OK(aclrtResetEvent(ev, NULL));
+    ASSERT_OK(aclrtSynchronizeDevice());
+    t0 = now_ms();
+    ASSERT_OK(aclrtStreamWaitEventWithTimeout(b, ev, 1));
+    EXPECT_ERR(ACL_ERROR_RT_WAIT_TIMEOUT, "timed out", aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    took = now_ms() - t0;
+    assert_true(took >= 900 && took < 4000);
+    ASSERT_OK(aclrtStreamWaitEventWithTimeout(b, ev, 0));   /* 0: no timeout */
+    ASSERT_OK(aclrtRecordEvent(ev, NULL));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "timeout -1", aclrtStreamWaitEventWithTimeout(b, ev, -1));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtStreamWaitEventWithTimeout(b, NULL, 1));
     /* bad inputs */
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtStreamWaitEventWithFlag(b, NULL, 0, 0));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flag", aclrtStreamWaitEventWithFlag(b, ev, 0, 2));

@@ -578,6 +578,19 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     return wait_event(stream, event, timeout_s, ACL_EVENT_WAIT_DEFAULT, "aclrtStreamWaitEvent");
 }
 
+/* timeout in seconds (CANN's reference; its header comment says
+ * milliseconds), 0 never times out; past it the stream's wait fails (107019
+ * at the next synchronize, as every timed-out wait). */
+aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)
+{
+    static const char api[] = "aclrtStreamWaitEventWithTimeout";
+    ACLSIM_REQUIRE_INIT(api);
+    if (timeout < 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "timeout %d is invalid: 0 (never) or a number of seconds", timeout);
+    return aclsim__stream_wait_event(stream, event, (uint32_t)timeout, api);
+}
+
 aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout,
                                       uint32_t flag)
 {
