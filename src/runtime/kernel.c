@@ -33,6 +33,15 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
         return;
     }
     pthread_mutex_lock(&kernels.lock);
+    const aclsimKernel *first = aclsim__map_get(&kernels, kernel->function);
+    if (first && first->function == kernel->function) {
+        /* Registered already (a C file's ACLSIM_KERNEL_REGISTER and an Ascend
+         * C launch of the same function): this descriptor shares the first
+         * one's handle and stays out of the map. */
+        kernel->handle = first->handle;
+        pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
     kernel->handle = aclsim__handle_new(ACLSIM_H_FUNC, kernel);
     if (!kernel->handle || !aclsim__map_insert(&kernels, kernel->function, kernel)) {
         if (kernel->handle)

@@ -5,7 +5,14 @@
 #include "acl/acl.h"
 
 extern __gm__ int table[4];
+extern __gm__ int c_counter;   /* defined in C with ACLSIM_DEVICE_VAR (extern_c.c) */
 extern "C" __global__ __aicore__ void double_table();
+extern "C" void c_read_table(int *out);   /* a C kernel (ACLSIM_KERNEL_REGISTER) */
+
+extern "C" __global__ __aicore__ void bump_c()
+{
+    c_counter += 100;
+}
 
 extern "C" __global__ __aicore__ void add_to_table(int v)
 {
@@ -33,6 +40,25 @@ int main()
         }
     if (table[0] != 1)   /* the host object is not the device's instance */
         return 7;
+    /* the C kernel, launched with <<<>>>, sees the Ascend C code's writes */
+    int *dout;
+    if (aclrtMalloc((void **)&dout, sizeof got, ACL_MEM_MALLOC_HUGE_FIRST))
+        return 10;
+    if (bump_c<<<1, nullptr, s>>>() || c_read_table<<<4, nullptr, s>>>(dout) ||
+        aclrtSynchronizeStream(s))
+        return 11;
+    if (aclrtMemcpy(got, sizeof got, dout, sizeof got, ACL_MEMCPY_DEVICE_TO_HOST))
+        return 12;
+    for (int i = 0; i < 4; i++)
+        if (got[i] != (i + 1) * 2 + 10 + 103) {
+            std::fprintf(stderr, "c_read_table[%d] = %d\n", i, got[i]);
+            return 13;
+        }
+    aclrtFuncHandle f1, f2;
+    if (aclrtGetFuncBySymbol((const void *)&c_read_table, &f1) ||
+        aclrtGetFuncBySymbol((const void *)&bump_c, &f2) || f1 == f2)
+        return 14;
+    aclrtFree(dout);
     /* a second device has its own instance, starting from the initializer */
     if (aclrtSetDevice(1) == ACL_SUCCESS) {
         if (aclrtMemcpyFromSymbol(got, sizeof got, table, sizeof got, 0, ACL_MEMCPY_DEVICE_TO_HOST))

@@ -586,12 +586,25 @@ static size_t declarator_name(const struct rw *w, size_t b, size_t e)
     return last;
 }
 
+/* The scope stack holds a namespace's name, ANON_NS for an unnamed one, and
+ * NULL for a linkage block (extern "C" { }). */
+#define ANON_NS "(anonymous)"
+
+/* Whether the scope is the global namespace (linkage blocks aside). */
+static bool global_scope(char **ns, size_t depth)
+{
+    for (size_t i = 0; i < depth; i++)
+        if (ns[i])
+            return false;
+    return true;
+}
+
 static char *ns_path(char **ns, size_t depth)
 {
     struct acc_buf b = {0};
     acc_buf_puts(&b, "");
     for (size_t i = 0; i < depth; i++)
-        if (ns[i]) {
+        if (ns[i] && strcmp(ns[i], ANON_NS)) {
             acc_buf_puts(&b, ns[i]);
             acc_buf_puts(&b, "::");
         }
@@ -606,8 +619,11 @@ static void gm_declaration(struct rw *w, size_t b, size_t e, char **ns, size_t n
         contains(w, b, e, "__global__") || contains(w, b, e, "__aicore__") ||
         tis(w, b, "template") || contains(w, b, e, "friend"))
         return;
+    /* Descriptors of global variables have C linkage, as ACLSIM_DEVICE_VAR's
+     * in a C file, so both styles can refer to each other's variables;
+     * inside a namespace they have C++ linkage (so ns1::v and ns2::v differ). */
     struct acc_buf ins = {0};
-    acc_buf_puts(&ins, " extern \"C++\" {");
+    acc_buf_puts(&ins, global_scope(ns, nsdepth) ? " extern \"C\" {" : " extern \"C++\" {");
     size_t d = b;
     int nnames = 0;
     while (d < e) {
@@ -835,6 +851,8 @@ static size_t parse_scope(struct rw *w, size_t i, size_t end, int kind, char **n
             if (tis(w, stmt, "namespace") || tis(w, stmt, "inline")) {
                 if (w->t[i - 1].kind == T_ID && !tis(w, i - 1, "namespace"))
                     name = join(w, find0(w, stmt, i, "namespace") + 1, i);
+                else
+                    name = xstrndup(ANON_NS, strlen(ANON_NS));   /* unnamed namespace */
             }
             char **inner = xrealloc(NULL, (nsdepth + 1) * sizeof *inner);
             memcpy(inner, ns, nsdepth * sizeof *ns);
