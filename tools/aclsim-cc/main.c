@@ -356,10 +356,28 @@ int main(int argc, char **argv)
             soc_name);
 
     char *self = exe_dir();
+    /* Each directory: the environment, else next to the executable (an
+     * install), else the source / build tree the driver was built from. */
     const char *inc_env = getenv("ACLSIM_ASCENDC_INCLUDE");
     char *asc_inc = inc_env && *inc_env ? strdup(inc_env) : xasprintf("%s/../include/ascendc%s", self, "");
+    char *in_tree = xasprintf("%s/ascendc%s", ACLSIM_CC_TREE_INCLUDE, "");
+    if (!(inc_env && *inc_env) && !exists(asc_inc) && exists(in_tree)) {
+        free(asc_inc);
+        asc_inc = in_tree;
+    } else {
+        free(in_tree);
+    }
+    char *probe_h = xasprintf("%s/aclsim_ascendc.h%s", asc_inc, "");
+    if (!exists(probe_h))
+        die("the Ascend C headers are not in %s (kernel_operator.h, aclsim_ascendc.h): "
+            "install aclsim, or set ACLSIM_ASCENDC_INCLUDE", asc_inc);
+    free(probe_h);
     const char *acl_env = getenv("ACLSIM_INCLUDE");
     char *acl_inc = acl_env && *acl_env ? strdup(acl_env) : xasprintf("%s/../include%s", self, "");
+    if (!(acl_env && *acl_env) && !exists(acl_inc)) {
+        free(acl_inc);
+        acl_inc = strdup(ACLSIM_CC_TREE_INCLUDE);
+    }
     const char *lib_env = getenv("ACLSIM_LIBDIR");
     char *libdir;
     if (lib_env && *lib_env) {
@@ -370,6 +388,12 @@ int main(int argc, char **argv)
         if (!exists(probe)) {
             free(libdir);
             libdir = xasprintf("%s/../lib%s", self, "");
+            free(probe);
+            probe = xasprintf("%s/libascendcl.so%s", libdir, "");
+            if (!exists(probe)) {
+                free(libdir);
+                libdir = strdup(ACLSIM_CC_TREE_LIBDIR);
+            }
         }
         free(probe);
     }
@@ -554,6 +578,18 @@ int main(int argc, char **argv)
             for (size_t k = 0; k < depfix_from.n; k++)
                 fix_depfile(dep, depfix_from.v[k], depfix_to.v[k]);
             free(dep);
+        } else {
+            /* -c without -o: one <source base name>.d per source, here */
+            for (size_t k = 0; k < depfix_from.n; k++) {
+                char *d = strdup(base_of(depfix_to.v[k]));
+                char *dot = strrchr(d, '.');
+                if (dot)
+                    *dot = 0;
+                char *name = xasprintf("%s.d%s", d, "");
+                fix_depfile(name, depfix_from.v[k], depfix_to.v[k]);
+                free(name);
+                free(d);
+            }
         }
     }
     if (tmp) {
