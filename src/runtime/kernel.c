@@ -114,8 +114,10 @@ static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_
  * long before); the next aclrtSynchronizeStream(WithTimeout) of that stream,
  * or aclrtSynchronizeDevice of its device, takes it and returns 507015 with
  * "kernel <name> failed on device <d>, block <b> of <n>: <reason>".
- * HOOK: stream.c's sync_stream and aclsim__device_synchronize end with
- * aclsim__kernel_failure_take(...) (kernel.c), one line each. */
+ * HOOK: stream.c's sync_stream (aclrtSynchronizeStream[WithTimeout]) and
+ * device.c's aclrtSynchronizeDevice end with aclsim__kernel_failure_take(...),
+ * one line each; other internal waits (aclrtBinaryUnLoad, resets) do not
+ * take failures. */
 
 struct block_job {
     struct aclsim__job job;
