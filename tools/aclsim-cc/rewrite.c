@@ -855,7 +855,8 @@ static size_t parse_scope(struct rw *w, size_t i, size_t end, int kind, char **n
                     name = xstrndup(ANON_NS, strlen(ANON_NS));   /* unnamed namespace */
             }
             char **inner = xrealloc(NULL, (nsdepth + 1) * sizeof *inner);
-            memcpy(inner, ns, nsdepth * sizeof *ns);
+            if (nsdepth)
+                memcpy(inner, ns, nsdepth * sizeof *ns);
             inner[nsdepth] = name;
             close = parse_scope(w, i + 1, end, S_NS, inner, nsdepth + 1);
             free(name);
@@ -936,7 +937,8 @@ static void rewrite_gm_uses(struct rw *w)
 /* Writes src with the replacements applied; a replaced span's newlines are kept. */
 static void apply(struct rw *w, struct acc_buf *out)
 {
-    qsort(w->r, w->nr, sizeof *w->r, repl_cmp);
+    if (w->nr)
+        qsort(w->r, w->nr, sizeof *w->r, repl_cmp);
     size_t pos = 0;
     for (size_t k = 0; k < w->nr; k++) {
         struct repl *r = &w->r[k];
