@@ -12,6 +12,8 @@
  */
 #ifndef ACLSIM_ASCENDC_H
 #define ACLSIM_ASCENDC_H
+/* Users' warning flags (-Wpedantic, -Wshadow, ...) are for their code, not this one. */
+#pragma GCC system_header
 
 #ifndef __cplusplus
 #error "Ascend C is C++: compile it with aclsim-cc (or a C++ compiler)"
