@@ -200,6 +200,18 @@ static void test_class_members_and_templates(void **state)
     assert_null(strstr(out, "registrar<&tk>"));   /* instantiations register at launch */
 }
 
+static void test_asm_trap_in_kernel_code(void **state)
+{
+    (void)state;
+    const char *out = rw("__global__ __aicore__ void k() { asm(\"trap\"); }\n"
+                         "__aicore__ void f() { __asm__ volatile(\" trap; \"); }\n"
+                         "void host() { asm(\"nop\"); }\n");
+    assert_int_equal(res.errors.len, 0);
+    assert_non_null(strstr(out, "void k() { trap(); }"));
+    assert_non_null(strstr(out, "void f() { trap(); }"));
+    assert_non_null(strstr(out, "void host() { asm(\"nop\"); }"));
+}
+
 static void test_launch_functions_and_header(void **state)
 {
     (void)state;
@@ -249,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_conditional_code_and_directives_inside_arguments),
         cmocka_unit_test(test_gm_variables),
         cmocka_unit_test(test_class_members_and_templates),
+        cmocka_unit_test(test_asm_trap_in_kernel_code),
         cmocka_unit_test(test_launch_functions_and_header),
         cmocka_unit_test(test_errors_name_file_line_column),
     };

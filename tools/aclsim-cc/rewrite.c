@@ -900,13 +900,42 @@ static size_t parse_scope(struct rw *w, size_t i, size_t end, int kind, char **n
     return i;
 }
 
-/* Inside kernel code, each use of a __gm__ variable becomes its instance. */
+/* asm("trap") (or __asm__ volatile("trap;")) at i: the index of its ')', or 0. */
+static size_t asm_trap(const struct rw *w, size_t i)
+{
+    if (!tis(w, i, "asm") && !tis(w, i, "__asm__") && !tis(w, i, "__asm"))
+        return 0;
+    size_t j = i + 1;
+    if (tis(w, j, "volatile") || tis(w, j, "__volatile__"))
+        j++;
+    if (!tis(w, j, "(") || j + 2 >= w->nt || w->t[j + 1].kind != T_STR || !tis(w, j + 2, ")"))
+        return 0;
+    const char *p = w->L.s + w->t[j + 1].b, *e = w->L.s + w->t[j + 1].e;
+    if (*p != '"')
+        return 0;
+    p++;
+    e--;
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == ';'))
+        e--;
+    return e - p == 4 && !memcmp(p, "trap", 4) ? j + 2 : 0;
+}
+
+/* Inside kernel code, each use of a __gm__ variable becomes its instance, and
+ * the NPU's asm("trap") becomes trap(). */
 static void rewrite_gm_uses(struct rw *w)
 {
     for (size_t r = 0; r < w->nbodies; r++) {
         for (size_t i = w->bodies[r].b; i < w->bodies[r].e && i < w->nt; i++) {
             if (w->t[i].kind != T_ID || w->t[i].directive)
                 continue;
+            size_t trap_end = asm_trap(w, i);
+            if (trap_end) {
+                add_repl(w, w->t[i].b, w->t[trap_end].e, xstrndup("trap()", 6));
+                i = trap_end;
+                continue;
+            }
             size_t v;
             for (v = 0; v < w->nvars; v++)
                 if (tis(w, i, w->vars[v].name))
