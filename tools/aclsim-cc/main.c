@@ -60,7 +60,8 @@
  *   `::v`) but not as a member (`.v`, `->v`) becomes
  *   `ACLSIM_ASC_DEV(v, aclsim__var_v)`: the instance of the device the block
  *   runs on (as ACLSIM_DEV). Outside kernels the instance expression names
- *   the host object, as in Ascend's CPU-debug mode.
+ *   the host object, as in Ascend's CPU-debug mode. The NPU's asm("trap")
+ *   in kernel code becomes trap() (a launch failure).
  * - With --aclsim-launch-header-dir, each non-template kernel also gets
  *   `extern "C" uint32_t aclrtlaunch_<k>(blockDim, stream, params)` defined
  *   at the end of the file (GM_ADDR / __gm__ pointers as void*) and the
