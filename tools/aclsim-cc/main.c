@@ -476,7 +476,11 @@ int main(int argc, char **argv)
                 arg_add(&cmd, argv[++i]);
             continue;
         }
-        /* an input */
+        /* an input (a response file @file goes through as it is) */
+        if (a[0] == '@') {
+            arg_add(&cmd, a);
+            continue;
+        }
         bool asc = lang ? (!strcmp(lang, "asc") || !strcmp(lang, "c++") ||
                            !strcmp(lang, "cce"))
                         : is_cxx_source(a);
