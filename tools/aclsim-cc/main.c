@@ -442,7 +442,7 @@ int main(int argc, char **argv)
     /* pass 2: inputs and flags, in order */
     const char *lang = NULL;   /* the user's -x, or NULL */
     const char *mf = NULL, *out = NULL;
-    bool md = false, any_source = false, failed = false;
+    bool md = false, failed = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strncmp(a, "--aclsim-", 9))
@@ -499,7 +499,6 @@ int main(int argc, char **argv)
             }
             continue;
         }
-        any_source = true;
         size_t len;
         char *src = read_file(a, &len);
         if (!src)
@@ -583,7 +582,6 @@ int main(int argc, char **argv)
         free(l1);
         free(l2);
     }
-    (void)any_source;
     int rc = run(cmd.v, verbose);
     if (rc == 0 && md && depfix_from.n) {
         /* the dependency file: -MF, else the output's name with .d */
