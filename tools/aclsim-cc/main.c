@@ -67,9 +67,12 @@
  *   at the end of the file (GM_ADDR / __gm__ pointers as void*) and the
  *   header DIR/aclrtlaunch_<k>.h declaring it, as CANN generates them.
  *
- * Known limits: names are matched textually inside kernel code, so a local
- * variable of a kernel with the same name as a __gm__ variable is rewritten
- * too; `__global__` hidden behind a user macro is not seen; conditional
+ * Parameters and locals of kernel code with a __gm__ variable's name hide
+ * it for their scope when their declaration has a recognisable shape
+ * (rewrite.c: declares()).
+ *
+ * Known limits: a class member used unqualified (implicit this->) with a
+ * __gm__ variable's name is rewritten; `__global__` hidden behind a user macro is not seen; conditional
  * code is rewritten in every branch (which is harmless) but a declaration
  * split between #if branches may confuse the scope parse.
  */
