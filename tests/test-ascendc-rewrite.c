@@ -157,7 +157,7 @@ static void test_gm_variables(void **state)
         "void host() { w[1] = 2; }\n";
     const char *out = rw(src);
     assert_int_equal(res.errors.len, 0);
-    assert_non_null(strstr(out, "aclsimVar aclsim__var_w = {(const void *)&w, sizeof(w)"));
+    assert_non_null(strstr(out, "aclsimVar aclsim__var_w = ::aclsim_asc::make_var(&w, sizeof(w)"));
     assert_non_null(strstr(out, "static aclsimVar aclsim__var_hidden"));
     assert_non_null(strstr(out, "extern aclsimVar aclsim__var_elsewhere;"));
     assert_null(strstr(out, "aclsimVar aclsim__var_elsewhere ="));

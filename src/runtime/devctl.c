@@ -450,7 +450,7 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
     if (!err)
         err = aclsim__current_context(api, &ctx);
     if (!err)
-        *value = thread_limit(ctx->device, type);
+        *value = thread_limit(aclsim__context_device(ctx), type);
     return err;
 }
 
@@ -552,4 +552,10 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *u
     utilizationInfo->aicpuUtilization = 0;     /* aclsim runs no AI CPU tasks */
     utilizationInfo->memoryUtilization = -1;   /* CANN: not supported, -1 */
     return ACL_SUCCESS;
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__devctl_forget_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
 }

@@ -17,6 +17,7 @@
 
 struct aclsim__heap aclsim__host_heap;
 static pthread_mutex_t host_heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool host_heap_closed;   /* aclFinalize destroyed it (under host_heap_lock) */
 
 #define PARALLEL_COPY_MIN ((size_t)8 << 20)   /* split larger async copies across workers */
 #define COPY_CHUNK ((size_t)2 << 20)
@@ -29,6 +30,50 @@ struct aclsim__where aclsim__classify(const void *p)
     if (aclsim__heap_contains(&aclsim__host_heap, p))
         return (struct aclsim__where){ACLSIM_PINNED, NULL};
     return (struct aclsim__where){ACLSIM_HOST, NULL};
+}
+
+static struct aclsim__heap *heap_of(struct aclsim__where w)
+{
+    return w.kind == ACLSIM_DEVICE ? &w.device->heap
+           : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+}
+
+/* Synchronous copies and sets move bytes on the caller's thread. A device
+ * reset or aclFinalize racing them frees or unmaps the memory under the
+ * heap's write lock, so they hold the read locks of the heaps they touch
+ * from their range checks to the end of the move (several readers, and no
+ * writer holds two heap locks: no deadlock). A heap destroyed before the
+ * lock was taken means aclFinalize ran: 100001. */
+aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
+                            const void *b)
+{
+    hold->n = 0;
+    const void *ps[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        struct aclsim__heap *h = ps[i] ? heap_of(aclsim__classify(ps[i])) : NULL;
+        if (h && !(hold->n && hold->h[0] == h))
+            hold->h[hold->n++] = h;
+    }
+    if (hold->n == 2 && (uintptr_t)hold->h[1] < (uintptr_t)hold->h[0]) {
+        struct aclsim__heap *t = hold->h[0];
+        hold->h[0] = hold->h[1];
+        hold->h[1] = t;
+    }
+    for (int i = 0; i < hold->n; i++)
+        pthread_rwlock_rdlock(&hold->h[i]->lock);
+    for (int i = 0; i < hold->n; i++)
+        if (!__atomic_load_n(&hold->h[i]->base, __ATOMIC_ACQUIRE)) {
+            aclsim__release_heaps(hold);
+            return aclsim__not_initialized(api);
+        }
+    return ACL_SUCCESS;
+}
+
+void aclsim__release_heaps(struct aclsim__heap_hold *hold)
+{
+    for (int i = hold->n - 1; i >= 0; i--)
+        pthread_rwlock_unlock(&hold->h[i]->lock);
+    hold->n = 0;
 }
 
 void aclsim__describe(const void *p, char *buf, size_t len)
@@ -57,6 +102,14 @@ void aclsim__memory_finalize(void)
 {
     pthread_mutex_lock(&host_heap_lock);
     aclsim__heap_destroy(&aclsim__host_heap);
+    host_heap_closed = true;   /* until the next aclInit (aclsim__memory_open) */
+    pthread_mutex_unlock(&host_heap_lock);
+}
+
+void aclsim__memory_open(void)
+{
+    pthread_mutex_lock(&host_heap_lock);
+    host_heap_closed = false;
     pthread_mutex_unlock(&host_heap_lock);
 }
 
@@ -85,15 +138,17 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
-    struct aclsim__heap *h = &ctx->device->heap;
+    struct aclsim__heap *h = &aclsim__context_device(ctx)->heap;
     void *ptr = aclsim__heap_alloc(h, size, alignment_for(size), ACLSIM_ALLOC_MALLOC, NULL);
+    if (!ptr && (!aclsim__initialized() || !__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)))
+        return aclsim__not_initialized(api);   /* aclFinalize destroyed the heap meanwhile */
     if (!ptr) {
         pthread_rwlock_rdlock(&h->lock);
         size_t free_bytes = h->capacity - h->used;
         pthread_rwlock_unlock(&h->lock);
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "device %d cannot allocate %zu bytes: %zu of %zu bytes free",
-                            ctx->device->id, size, free_bytes, h->capacity);
+                            aclsim__context_device(ctx)->id, size, free_bytes, h->capacity);
     }
     *devPtr = ptr;
     return ACL_SUCCESS;
@@ -129,18 +184,24 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
     if (size == 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
+    /* Under host_heap_lock, which aclFinalize takes to destroy the heap: a
+     * call racing it either allocates before or finds the session closed. */
     pthread_mutex_lock(&host_heap_lock);
     aclError err = ACL_SUCCESS;
+    if (host_heap_closed) {
+        pthread_mutex_unlock(&host_heap_lock);
+        return aclsim__not_initialized(api);
+    }
     if (!aclsim__host_heap.base) {
         /* Page-locked memory can at most be all of RAM. */
         size_t ram = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
         err = aclsim__heap_init(&aclsim__host_heap, ram, api);
     }
+    void *p = err ? NULL : aclsim__heap_alloc(&aclsim__host_heap, size, alignment_for(size),
+                                              ACLSIM_ALLOC_HOST, NULL);
     pthread_mutex_unlock(&host_heap_lock);
     if (err)
         return err;
-    void *p = aclsim__heap_alloc(&aclsim__host_heap, size, alignment_for(size),
-                                 ACLSIM_ALLOC_HOST, NULL);
     if (!p)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot allocate %zu bytes of page-locked host memory", size);
@@ -191,7 +252,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
         return ACL_SUCCESS;
     }
     default: {   /* HBM, and the generic ACL_MEM_* kinds: the device's memory */
-        struct aclsim__heap *h = &ctx->device->heap;
+        struct aclsim__heap *h = &aclsim__context_device(ctx)->heap;
         pthread_rwlock_rdlock(&h->lock);
         *total = h->capacity;
         *free = h->capacity - h->used;
@@ -379,11 +440,14 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
         return err;
     struct aclsim__context *ctx = NULL;
     err = aclsim__current_context(api, &ctx);
+    struct aclsim__heap_hold hold;
+    if (err || (err = aclsim__hold_heaps(api, &hold, dst, src)))
+        return err;
     struct aclsim__where wd, ws;
-    if (!err)
-        err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
+    err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
     if (!err)
         copy_bytes(dst, src, count);
+    aclsim__release_heaps(&hold);
     return err;
 }
 
@@ -432,10 +496,15 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     aclError gate = aclsim__snapshot_check(api);
     if (gate)
         return gate;
+    struct aclsim__heap_hold hold;
+    aclError err = aclsim__hold_heaps(api, &hold, devPtr, NULL);
+    if (err)
+        return err;
     struct aclsim__where w;
-    aclError err = check_memset(api, devPtr, maxCount, count, &w);
+    err = check_memset(api, devPtr, maxCount, count, &w);
     if (!err)
         memset(devPtr, value, count);
+    aclsim__release_heaps(&hold);
     return err;
 }
 

@@ -648,8 +648,8 @@ static void gm_declaration(struct rw *w, size_t b, size_t e, char **ns, size_t n
             acc_buf_printf(&ins, " extern aclsimVar aclsim__var_%s;", n);
         } else {
             acc_buf_printf(&ins,
-                           " %saclsimVar aclsim__var_%s = {(const void *)&%s, sizeof(%s), "
-                           "alignof(decltype(%s)), \"%s\", __FILE__, %d, {}, nullptr};"
+                           " %saclsimVar aclsim__var_%s = ::aclsim_asc::make_var(&%s, sizeof(%s), "
+                           "alignof(decltype(%s)), \"%s\", __FILE__, %d);"
                            " static ::aclsim_asc::var_registrar aclsim__varreg_%s(&aclsim__var_%s);"
                            " static_assert(::aclsim_asc::var_ok<decltype(%s)>::value, "
                            "\"%s:%d: __gm__ variable %s: its type cannot be a device variable "
