@@ -157,9 +157,14 @@ static void test_gm_variables(void **state)
         "void host() { w[1] = 2; }\n";
     const char *out = rw(src);
     assert_int_equal(res.errors.len, 0);
-    assert_non_null(strstr(out, "aclsimVar aclsim__var_w = ::aclsim_asc::make_var(&w, sizeof(w)"));
-    assert_non_null(strstr(out, "static aclsimVar aclsim__var_hidden"));
-    assert_non_null(strstr(out, "extern aclsimVar aclsim__var_elsewhere;"));
+    assert_non_null(strstr(out, "extern decltype(w) aclsim__self_w ACLSIM_ASC_HIDDEN "
+                                "__attribute__((alias(\"w\")));"));
+    assert_non_null(strstr(out, "ACLSIM_ASC_HIDDEN aclsimVar aclsim__var_w = "
+                                "::aclsim_asc::make_var(&aclsim__self_w, sizeof(w)"));
+    assert_non_null(strstr(out, "static aclsimVar aclsim__var_hidden = "
+                                "::aclsim_asc::make_var(&hidden, sizeof(hidden)"));
+    assert_non_null(strstr(out, "extern ACLSIM_ASC_HIDDEN aclsimVar aclsim__var_elsewhere;"));
+    assert_non_null(strstr(out, "make_var(&inner, sizeof(inner)"));   /* in a namespace: no alias */
     assert_null(strstr(out, "aclsimVar aclsim__var_elsewhere ="));
     assert_non_null(strstr(out, "aclsim__var_a ="));
     assert_non_null(strstr(out, "aclsim__var_b ="));

@@ -440,6 +440,8 @@ template <class T> struct var_ok
 
 } // namespace aclsim_asc
 
+#define ACLSIM_ASC_HIDDEN __attribute__((visibility("hidden")))
+
 /* Inside kernel code, aclsim-cc writes each use of a __gm__ variable v as
  * ACLSIM_ASC_DEV(v, aclsim__var_v): the instance on the kernel's device. */
 #define ACLSIM_ASC_DEV(name, desc)                                                          \

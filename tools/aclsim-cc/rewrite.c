@@ -644,18 +644,31 @@ static void gm_declaration(struct rw *w, size_t b, size_t e, char **ns, size_t n
             return;
         }
         char *n = ttext(w, name);
+        /* Descriptors are hidden, as ACLSIM_DEVICE_VAR's: each loaded object
+         * registers its own. A global, non-static variable is registered
+         * through a hidden alias of itself, so that another object exporting
+         * the same name (a program linked with -rdynamic and a kernel binary)
+         * cannot interpose the address. */
+        bool self_alias = !is_extern && !is_static && global_scope(ns, nsdepth);
         if (is_extern) {
-            acc_buf_printf(&ins, " extern aclsimVar aclsim__var_%s;", n);
+            acc_buf_printf(&ins, " extern ACLSIM_ASC_HIDDEN aclsimVar aclsim__var_%s;", n);
         } else {
+            if (self_alias)
+                acc_buf_printf(&ins, " extern decltype(%s) aclsim__self_%s ACLSIM_ASC_HIDDEN "
+                                     "__attribute__((alias(\"%s\")));", n, n, n);
+            char self[300];
+            snprintf(self, sizeof self, self_alias ? "aclsim__self_%s" : "%s", n);
             acc_buf_printf(&ins,
-                           " %saclsimVar aclsim__var_%s = ::aclsim_asc::make_var(&%s, sizeof(%s), "
+                           " %saclsimVar aclsim__var_%s = "
+                           "::aclsim_asc::make_var(&%s, sizeof(%s), "
                            "alignof(decltype(%s)), \"%s\", __FILE__, %d);"
                            " static ::aclsim_asc::var_registrar aclsim__varreg_%s(&aclsim__var_%s);"
                            " static_assert(::aclsim_asc::var_ok<decltype(%s)>::value, "
                            "\"%s:%d: __gm__ variable %s: its type cannot be a device variable "
                            "(a device variable is copied as bytes: it must be trivially "
                            "copyable, not a reference or a class with constructors)\");",
-                           is_static ? "static " : "", n, n, n, n, n, w->t[name].line, n, n, n,
+                           is_static ? "static " : "ACLSIM_ASC_HIDDEN ", n, self, n, n, n,
+                           w->t[name].line, n, n, n,
                            w->display, w->t[name].line, n);
         }
         if (w->nvars % 16 == 0)
