@@ -278,6 +278,9 @@ ACLSIM_ASC_MIXED_OP(>=)
 #undef ACLSIM_ASC_MIXED_OP
 
 /* ---- support for aclsim-cc's rewriting ----------------------------------------- */
+/* Hidden: every loaded object (program, kernel binary) has its own kernel
+ * descriptors, never one merged across objects by the dynamic linker. */
+#pragma GCC visibility push(hidden)
 namespace aclsim_asc {
 
 template <std::size_t... I> struct index_seq {};
@@ -439,6 +442,7 @@ template <class T> struct var_ok
                                        !std::is_reference<T>::value> {};
 
 } // namespace aclsim_asc
+#pragma GCC visibility pop
 
 #define ACLSIM_ASC_HIDDEN __attribute__((visibility("hidden")))
 
