@@ -19,7 +19,6 @@
 #error "Ascend C is C++: compile it with aclsim-cc (or a C++ compiler)"
 #endif
 
-#include <atomic>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -144,7 +143,7 @@ __aicore__ inline void dcci(const volatile void *addr, cache_line_t entire,
     (void)addr;
     (void)entire;
     (void)dst;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    __asm__ __volatile__("" ::: "memory");   /* a compiler barrier, nothing more */
 }
 namespace AscendC {
 enum class CacheLine : int { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
