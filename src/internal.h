@@ -17,13 +17,17 @@
  *   event   (event.c)     events: record/wait tasks, parking, host-side waits
  *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
+ *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c), host
+ *                         registration (hostreg.c), managed memory (managed.c)
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
- * event.lock; event live_lock -> handle table lock. device.exec_lock is never
+ * event.lock; event live_lock -> handle table lock; ranges_lock (ranges.h)
+ * -> handle table lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock
+ * (aclFinalize). device.exec_lock is never
  * held while taking any other lock except job waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
  * (kernels, host functions) runs.
@@ -143,6 +147,7 @@ struct aclsim__config {
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
 };
 
+
 struct aclsim__runtime {
     pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
     pthread_cond_t changed; /* broadcast when a device has finished closing, or a finalize */
@@ -256,6 +261,7 @@ const struct aclsim__soc *aclsim__soc_current(void);
  * family is not in it. */
 #define ACLSIM_FAMILIES(x) (1u << ACLSIM_FAMILY_##x)
 #define ACLSIM_ALL_BUT_IPV (0x7fu & ~ACLSIM_FAMILIES(IPV))
+#define ACLSIM_A5_A3_A2 (ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2))
 aclError aclsim__soc_check(const char *api, unsigned families);
 
 /* ---- handle.c ----------------------------------------------------------- */
@@ -265,7 +271,9 @@ aclError aclsim__soc_check(const char *api, unsigned families);
  * recognised (107017) instead of dereferenced. Slots are never freed, only
  * recycled with a new generation, so lookups need no lock. */
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
-                           ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER };
+                           ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
+                           ACLSIM_H_NOTIFY /* notifies and counting notifies */,
+                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -274,7 +282,10 @@ bool aclsim__handle_free(const void *handle);
 
 /* ---- heap.c: reserved address ranges ----------------------------------- */
 
-enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL };
+/* PHYSICAL and MANAGED are never heap allocations: vmm.c and managed.c charge
+ * their bytes to a device's heap (aclsim__heap_charge). */
+enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL,
+                          ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED, ACLSIM_ALLOC_KINDS };
 
 struct aclsim__alloc {
     uintptr_t addr;
@@ -303,11 +314,22 @@ struct aclsim__heap {
     atomic_uint_fast64_t frees;    /* frees, resets and destroys so far: never goes back */
     /* Bytes in use and their peak, per allocation kind (under lock; the
      * peaks restart when the heap is reset). */
-    size_t used_by_kind[3], peak_by_kind[3];
+    size_t used_by_kind[ACLSIM_ALLOC_KINDS], peak_by_kind[ACLSIM_ALLOC_KINDS];
+    /* Bumped under lock by every init, reset and destroy: a charge taken in
+     * an earlier generation is not given back to a later one. */
+    uint64_t generation;
 };
+/* Counts bytes of kind against h's capacity without an allocation (physical
+ * and managed memory); false if they do not fit or h is not reserved. *gen
+ * gets the heap's generation, for aclsim__heap_uncharge. */
+bool aclsim__heap_charge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t *gen);
+void aclsim__heap_uncharge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t gen);
 /* Usage of kind in h: current and peak bytes. */
 void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak);
 
+/* The teardown lock shared by all heaps, shared side (see aclsim__hold_heaps). */
+void aclsim__heaps_hold(void);
+void aclsim__heaps_release(void);
 /* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
 /* Frees every allocation and gives the memory back, but keeps the address
@@ -441,9 +463,37 @@ void aclsim__set_current(struct aclsim__context *ctx);
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
-                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32 };
+                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
+                         ACLSIM_TASK_SIGNAL };
 
 struct aclsim__event;
+struct aclsim__task;
+
+/* What a WAIT or SIGNAL task does, supplied by the object it concerns
+ * (event.c, notify.c, memop.c; the machinery is in wait.c). A WAIT task may
+ * park its stream: the stream leaves the ready list and occupies no worker
+ * until the object wakes it (or wait.c's watcher does: timeout, device
+ * reset, a memory change). A SIGNAL task (a record, reset or write) runs
+ * like any task. */
+struct aclsim__wait_ops {
+    const char *what;   /* "event", "notify", ... for messages */
+    /* WAIT: may t pass now? Consumes what it takes (a notify's flag).
+     * Called by the worker that reached t, without locks. */
+    bool (*ready)(struct aclsim__task *t);
+    /* WAIT, s->lock held, t at s's head: parks s on the object (state
+     * PARKED) unless t may pass now (then consumed, and false). */
+    bool (*park)(struct aclsim__task *t, struct aclsim__stream *s);
+    /* WAIT, s->lock held: takes a PARKED s off the object; false if it was
+     * no longer there (the object is waking it). NULL: parked on the
+     * watcher's list only (memory waits). */
+    bool (*unpark)(struct aclsim__task *t, struct aclsim__stream *s);
+    /* WAIT on memory: evaluated by the watcher with the memory guard held. */
+    bool (*poll)(struct aclsim__task *t);
+    /* SIGNAL: runs t; discarded: it never will (force destroy, reset). */
+    void (*signal)(struct aclsim__task *t, bool discarded);
+    /* Drops what the task holds (references); NULL: nothing. */
+    void (*release)(struct aclsim__task *t);
+};
 
 /* One unit of stream work. Every task says what it is (kind, bytes, the
  * variable or kernel it concerns) so that a checker or tracer can observe the
@@ -474,6 +524,9 @@ struct aclsim__task {
         struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
+        /* WAIT and SIGNAL: timeout_s 0 waits forever. */
+        struct { const struct aclsim__wait_ops *ops; void *obj; uint64_t value;
+                 uint32_t mode, timeout_s; } sync;
     } u;
 };
 
@@ -518,14 +571,27 @@ struct aclsim__stream {
     atomic_uint waiters;            /* threads blocked on progress */
     atomic_uint hurry;              /* host threads spinning for completion */
     atomic_bool discard;            /* force-destroyed: run nothing more */
+
+    /* wait.c: while PARKED, on the watcher's list (under its lock). */
+    struct aclsim__stream *watch_next, *watch_prev;
+    bool watched;
+    bool wait_expired;              /* the watcher woke it: timeout or reset */
+    bool wait_granted;              /* woken because its wait passed (and consumed) */
+    struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */
+    uint64_t wait_deadline;         /* ns, 0: none */
+    /* A task failed asynchronously (a wait timed out or was aborted): the
+     * next synchronize reports it (under lock). */
+    aclError failure;
+    char failure_msg[160];
 };
 
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
  * ctx_handle is the handle through which the caller resolved ctx (refused
  * with 107002 if that context was destroyed meanwhile), or its default
- * stream with NULL. */
+ * stream with NULL. *handle_out gets a user stream's handle as it was made
+ * (*out may already be destroyed with its context when this returns). */
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
-                               struct aclsim__stream **out, const char *api);
+                               struct aclsim__stream **out, void **handle_out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
 /* Closes s to submissions, waits for queued work (or discards not-started
@@ -572,6 +638,9 @@ void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task 
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
 /* aclFinalize: destroys the events the program did not destroy. */
 void aclsim__events_finalize(void);
+/* aclFinalize: destroys the notifies and counting notifies left (notify.c). */
+void aclsim__notifies_finalize(void);
+void aclsim__notifies_forget_after_fork(void);   /* THE FORK RULE */
 
 /* executor.c: puts s on its device's ready list (s was IDLE or PARKED). */
 void aclsim__schedule(struct aclsim__stream *s);
@@ -587,14 +656,79 @@ void aclsim__event_unref(struct aclsim__event *ev);
 /* Marks record seq of ev finished (stamp: with the time it ran) and
  * reschedules the streams parked on it. */
 void aclsim__event_complete(struct aclsim__event *ev, uint64_t seq, bool stamp);
-/* Whether record seq of ev has finished. */
-bool aclsim__event_reached(struct aclsim__event *ev, uint64_t seq);
-/* Parks s (its lock held, its head a wait for record seq) on ev: false,
- * without parking, if that record has finished meanwhile. */
-bool aclsim__event_park(struct aclsim__event *ev, uint64_t seq, struct aclsim__stream *s);
-/* Takes a PARKED s (its lock held) off ev's waiter list; false if it was no
- * longer there (the record completed and is rescheduling it). */
-bool aclsim__event_unpark(struct aclsim__event *ev, struct aclsim__stream *s);
+/* aclrtStreamWaitEvent with a timeout in seconds (0: none), all checks
+ * included, as api: for the other wait-event entry points
+ * (aclrtStreamWaitEventWithTimeout, the op wait timeout). */
+aclError aclsim__stream_wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeout_s,
+                                   const char *api);
+
+/* ---- idpool.c: per-device ids of events and notifies -------------------- */
+struct aclsim__idpool { pthread_mutex_t lock; uint32_t used, next; uint8_t *bits; };
+#define ACLSIM_IDPOOL_INIT {PTHREAD_MUTEX_INITIALIZER, 0, 0, NULL}
+/* A free id below limit (false when limit ids are taken, or out of memory). */
+bool aclsim__id_take(struct aclsim__idpool *pool, uint32_t limit, uint32_t *id);
+void aclsim__id_give(struct aclsim__idpool *pool, uint32_t id);
+uint32_t aclsim__id_used(struct aclsim__idpool *pool);
+void aclsim__idpool_forget_after_fork(struct aclsim__idpool *pool);   /* all free, new lock */
+
+/* ---- wait.c: parked waits, the watcher, asynchronous task failures ------ */
+
+/* A FIFO of streams parked on an object (linked by next_waiting), under the
+ * object's lock. */
+struct aclsim__waitq { struct aclsim__stream *head, *tail; };
+void aclsim__waitq_push(struct aclsim__waitq *q, struct aclsim__stream *s);
+bool aclsim__waitq_remove(struct aclsim__waitq *q, struct aclsim__stream *s);
+/* Takes off q, in FIFO order, the streams whose head wait may now pass
+ * (pass(t) says so and consumes), onto *wake. Caller holds the object's lock. */
+void aclsim__waitq_release(struct aclsim__waitq *q, bool (*pass)(struct aclsim__task *t),
+                           struct aclsim__stream **wake);
+/* Reschedules the streams of a *wake list; without the object's lock. */
+void aclsim__wake(struct aclsim__stream *wake);
+/* Executor: may WAIT task t at s's head pass now? A wait that timed out, or
+ * whose device is being reset, passes and fails its stream. */
+bool aclsim__wait_ready(struct aclsim__stream *s, struct aclsim__task *t);
+/* Executor, s->lock held, t at s's head: parks s; false if t may pass now. */
+bool aclsim__wait_park(struct aclsim__stream *s, struct aclsim__task *t);
+/* Force destroy, s->lock held, s PARKED: takes s off what it is parked on;
+ * false if it is being woken meanwhile. */
+bool aclsim__wait_unpark(struct aclsim__stream *s);
+/* Device close: its parked waits fail (107023) and no new wait parks, until
+ * resume (when the device has closed). */
+void aclsim__waits_abort_device(struct aclsim__device *dev);
+void aclsim__waits_resume_device(struct aclsim__device *dev);
+void aclsim__waits_finalize(void);   /* aclFinalize: stops the watcher thread */
+void aclsim__waits_forget_after_fork(void);   /* THE FORK RULE */
+/* A task of s failed asynchronously: the next synchronize of s (or of its
+ * device) reports code with the message. */
+void aclsim__stream_task_failed(struct aclsim__stream *s, aclError code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* ACL_SUCCESS, or the failure recorded on s (cleared) as api's error. */
+aclError aclsim__stream_take_failure(struct aclsim__stream *s, const char *api);
+
+/* The memory guard. While memory waits are parked, whatever writes device
+ * memory (copies, memsets, kernels, value writes) holds the guard shared and
+ * the watcher reads watched memory holding it exclusively: the reads are then
+ * ordered with every write (no data race), and a writer's release tells the
+ * watcher to look again at once. Costs one atomic load otherwise. */
+extern atomic_uint aclsim__memory_watched;
+void aclsim__memory_guard_shared(void);
+void aclsim__memory_guard_release(void);
+/* Evaluates memory wait t (its ops->poll) ordered with the writers, if the
+ * guard is free at once; false otherwise (the watcher will look). */
+bool aclsim__memory_check(struct aclsim__task *t);
+static inline bool aclsim__memory_write_begin(void)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&aclsim__memory_watched, memory_order_acquire)))
+        return false;
+    aclsim__memory_guard_shared();
+    return true;
+}
+static inline void aclsim__memory_write_end(bool held)
+{
+    if (held)
+        aclsim__memory_guard_release();
+}
+
 aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api);
 void aclsim__executor_stop(struct aclsim__device *dev);
 /* Runs job on the calling worker plus idle workers of dev; returns when done. */
@@ -617,7 +751,12 @@ void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src
 
 /* ---- memory.c ---------------------------------------------------------- */
 
-enum aclsim__where_kind { ACLSIM_HOST, ACLSIM_PINNED, ACLSIM_DEVICE };
+/* VIRTUAL: inside a reserved virtual range (device: that of the physical
+ * memory mapped there, or NULL); MANAGED: aclrtMemAllocManaged memory (host
+ * and device memory at once); REGISTERED: aclrtHostRegister'ed host memory
+ * (treated as page-locked). The last three are found in ranges.c. */
+enum aclsim__where_kind { ACLSIM_HOST, ACLSIM_PINNED, ACLSIM_DEVICE, ACLSIM_VIRTUAL,
+                          ACLSIM_MANAGED, ACLSIM_REGISTERED };
 struct aclsim__where {
     int kind;                        /* enum aclsim__where_kind */
     struct aclsim__device *device;   /* ACLSIM_DEVICE */
@@ -645,11 +784,13 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
                             struct aclsim__where *wd, struct aclsim__where *ws);
 /* copy.c: runs an ACLSIM_TASK_COPY2D or ACLSIM_TASK_MEMSET32 task. */
 void aclsim__execute_copy_variant(struct aclsim__task *t);
-/* The read locks of the heaps holding a and b (either may be NULL), held by
- * a synchronous copy or set from its range checks to the end of its move, so
- * that a racing reset or aclFinalize cannot free or unmap the bytes under it
- * (100001 if aclFinalize destroyed a heap first). */
-struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; };
+/* Held by a synchronous copy or set from its range checks to the end of its
+ * move (a and b: the pointers it touches, either may be NULL), so that a
+ * racing reset or aclFinalize cannot free or unmap the bytes under it
+ * (100001 if aclFinalize destroyed a heap first). Resets and destroys of any
+ * heap wait for it (heap.c's teardown lock); with reserved, managed or
+ * registered memory it also holds the range registry's lock (ranges.c). */
+struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; bool ranges; };
 aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
                             const void *b);
 void aclsim__release_heaps(struct aclsim__heap_hold *hold);
@@ -658,6 +799,31 @@ void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
 /* aclInit: page-locked memory may be allocated again. */
 void aclsim__memory_open(void);
+
+/* ---- ranges.c, vmm.c, hostreg.c, managed.c: memory beyond the heaps --------
+ * Reserved virtual ranges (with physical memory mapped into them), managed
+ * allocations and registered host memory live in a small registry of address
+ * ranges (src/runtime/ranges.h); classify consults it only while it is not
+ * empty, so programs that do not use these kinds pay one atomic load. */
+extern atomic_size_t aclsim__ranges_count;
+/* Where p lives among the registry's ranges (ACLSIM_HOST if in none). */
+struct aclsim__where aclsim__ranges_classify(const void *p);
+/* aclsim__check_range for VIRTUAL, MANAGED and REGISTERED: [p, p + n) lies in
+ * one managed allocation or registration, or in consecutive accessible
+ * mappings of one reservation (write: not read-only; name "src" is read). */
+aclError aclsim__ranges_check(const char *api, const char *name, const void *p, size_t n,
+                              struct aclsim__where w);
+void aclsim__ranges_describe(const void *p, char *buf, size_t len);
+/* aclrtFree of managed memory: false if p is not the start of a managed
+ * allocation. */
+bool aclsim__managed_free(void *p);
+/* aclFinalize: unmaps and frees every reservation, physical allocation,
+ * managed allocation and registration. */
+void aclsim__ranges_finalize(void);
+/* The registry's read lock, for aclsim__hold_heaps: while held, no range is
+ * unmapped (taken before any heap lock). */
+void aclsim__ranges_hold(void);
+void aclsim__ranges_unhold(void);
 
 /* ---- symbol.c ------------------------------------------------------------ */
 
@@ -794,12 +960,6 @@ void aclsim__snapshot_finalize(void);
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
-/* A kernel of stream s (with its epoch as resolved), or of any stream of dev
- * when s is NULL, failed (aclsimKernelFail) since the last synchronize:
- * forgets it and returns 507015 with its message; else ACL_SUCCESS. Called
- * at the end of the synchronize functions. */
-aclError aclsim__kernel_failure_take(const struct aclsim__stream *s, uint32_t epoch,
-                                     const struct aclsim__device *dev, const char *api);
 
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */
@@ -815,6 +975,7 @@ void aclsim__events_forget_after_fork(void);
 void aclsim__binaries_forget_after_fork(void);
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
 void aclsim__memory_forget_after_fork(void);
+void aclsim__ranges_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
 void aclsim__snapshot_forget_after_fork(void);

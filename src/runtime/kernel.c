@@ -159,11 +159,8 @@ static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_
  * failure against the stream it ran on (the launch call itself returned 0
  * long before); the next aclrtSynchronizeStream(WithTimeout) of that stream,
  * or aclrtSynchronizeDevice of its device, takes it and returns 507015 with
- * "kernel <name> failed on device <d>, block <b> of <n>: <reason>".
- * HOOK: stream.c's sync_stream (aclrtSynchronizeStream[WithTimeout]) and
- * device.c's aclrtSynchronizeDevice end with aclsim__kernel_failure_take(...),
- * one line each; other internal waits (aclrtBinaryUnLoad, resets) do not
- * take failures. */
+ * "kernel <name> failed on device <d>, block <b> of <n>: <reason>" through
+ * the stream's asynchronous failure (aclsim__stream_task_failed, wait.c). */
 
 struct block_job {
     struct aclsim__job job;
@@ -297,85 +294,20 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
 }
 
-/* Failures waiting for a synchronize: a short list (bounded: the oldest are
- * dropped beyond MAX_FAILURES), and a counter so that synchronizing costs one
- * atomic load when nothing failed. */
-#define MAX_FAILURES 64
-struct failure {
-    struct failure *next;
-    const struct aclsim__stream *stream;
-    uint32_t epoch;
-    const struct aclsim__device *device;
-    uint64_t session;
-    char message[512];
-};
-static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct failure *failures;        /* newest first */
-static atomic_uint nfailures;
-
+/* A failed launch (aclsimKernelFail in one of its blocks) is an asynchronous
+ * failure of the stream it ran on (wait.c): the next synchronize of that
+ * stream or of its device reports it, with ACL_ERROR_RT_AICORE_EXCEPTION. */
 static void file_failure(const struct aclsim__device *dev, const struct block_job *b)
 {
     const aclsimKernel *k = b->task->u.kernel.kernel;
-    struct failure *f = aclsim__malloc(sizeof *f);
-    aclsim__log(ACLSIM_LOG_ERROR, "kernel %s failed on device %d, block %u of %u: %s", k->name,
-                dev->id, b->fail_block, b->task->u.kernel.blocks, b->fail_reason);
-    if (!f)
-        return;   /* out of memory: logged only */
-    const struct aclsim__stream *s = aclsim__tls_stream;
-    *f = (struct failure){.stream = s, .device = dev,
-                          .epoch = s ? atomic_load(&((struct aclsim__stream *)s)->epoch) : 0,
-                          .session = atomic_load(&aclsim__rt.session)};
-    snprintf(f->message, sizeof f->message,
-             "kernel %s (%s:%d) failed on device %d, block %u of %u: %s (AI Core exception)",
-             k->name, k->file ? k->file : "?", k->line, dev->id, b->fail_block,
-             b->task->u.kernel.blocks, b->fail_reason);
-    pthread_mutex_lock(&failures_lock);
-    f->next = failures;
-    failures = f;
-    unsigned n = atomic_fetch_add(&nfailures, 1) + 1;
-    if (n > MAX_FAILURES) {   /* drop the oldest */
-        struct failure **pp = &failures;
-        while ((*pp)->next)
-            pp = &(*pp)->next;
-        free(*pp);
-        *pp = NULL;
-        atomic_fetch_sub(&nfailures, 1);
-    }
-    pthread_mutex_unlock(&failures_lock);
-}
-
-aclError aclsim__kernel_failure_take(const struct aclsim__stream *s, uint32_t epoch,
-                                     const struct aclsim__device *dev, const char *api)
-{
-    if (ACLSIM_LIKELY(!atomic_load_explicit(&nfailures, memory_order_acquire)))
-        return ACL_SUCCESS;
-    uint64_t session = atomic_load(&aclsim__rt.session);
-    struct failure *found = NULL, **pp;
-    pthread_mutex_lock(&failures_lock);
-    pp = &failures;
-    while (*pp) {
-        struct failure *f = *pp;
-        bool stale = f->session != session;
-        bool mine = !stale && (s ? f->stream == s && f->epoch == epoch : f->device == dev);
-        if (stale || mine) {
-            *pp = f->next;
-            atomic_fetch_sub(&nfailures, 1);
-            if (mine) {   /* the list is newest first: the last match is the oldest */
-                free(found);
-                found = f;
-            } else {
-                free(f);
-            }
-            continue;
-        }
-        pp = &f->next;
-    }
-    pthread_mutex_unlock(&failures_lock);
-    if (!found)
-        return ACL_SUCCESS;
-    aclError err = aclsim__fail(ACL_ERROR_RT_AICORE_EXCEPTION, api, "%s", found->message);
-    free(found);
-    return err;
+    aclsim__log(ACLSIM_LOG_ERROR, "kernel %s (%s:%d) failed on device %d, block %u of %u: %s",
+                k->name, k->file ? k->file : "?", k->line, dev->id, b->fail_block,
+                b->task->u.kernel.blocks, b->fail_reason);
+    if (aclsim__tls_stream)
+        aclsim__stream_task_failed(aclsim__tls_stream, ACL_ERROR_RT_AICORE_EXCEPTION,
+                                   "kernel %s failed on device %d, block %u of %u: %s (AI Core "
+                                   "exception)", k->name, dev->id, b->fail_block,
+                                   b->task->u.kernel.blocks, b->fail_reason);
 }
 
 void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
@@ -498,5 +430,4 @@ aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStr
 void aclsim__kernels_forget_after_fork(void)
 {
     pthread_mutex_init(&kernels.lock, NULL);
-    pthread_mutex_init(&failures_lock, NULL);
 }

@@ -66,7 +66,7 @@ static void stream_unref(struct aclsim__stream *s)
 }
 
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
-                               struct aclsim__stream **out, const char *api)
+                               struct aclsim__stream **out, void **handle_out, const char *api)
 {
     pthread_mutex_lock(&pool_lock);
     struct aclsim__stream *s = stream_pool;
@@ -99,6 +99,8 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
     atomic_store(&s->refs, 1);
+    s->wait_task = NULL;        /* wait.c */
+    s->failure = ACL_SUCCESS;
     pthread_mutex_unlock(&s->lock);
     if (ctx_handle) {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
@@ -119,6 +121,10 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
                                 "the current context was destroyed (aclrtDestroyContext, or "
                                 "its device was reset) while this call was using it");
         }
+        /* Once on the list, a racing context destroy may destroy s and its
+         * struct start a new life: the caller gets the handle from here. */
+        if (handle_out)
+            *handle_out = s->handle;
         s->next_in_context = ctx->streams;
         if (ctx->streams)
             ctx->streams->prev_in_context = s;
@@ -153,7 +159,7 @@ static void unlink_stream(struct aclsim__stream *s)
 static void discard_queued(struct aclsim__stream *s)
 {
     atomic_store(&s->discard, true);
-    if (s->state == ACLSIM_STREAM_PARKED && aclsim__event_unpark(s->head->u.event.event, s))
+    if (s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s))
         s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
     struct aclsim__task *queued = s->head;
     s->head = s->tail = NULL;
@@ -369,12 +375,15 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
         pthread_mutex_unlock(&c->lock);
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
+    aclError failure = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
         aclsim__stream_wait(list[i].s, list[i].seq, -1);
+        if (!failure)   /* a failed task (wait.c) on any of its streams */
+            failure = aclsim__stream_take_failure(list[i].s, api);
         stream_unref(list[i].s);
     }
     free(list);
-    return ACL_SUCCESS;
+    return failure;
 }
 
 /* ---- stream API ---------------------------------------------------------- */
@@ -390,8 +399,9 @@ static aclError create_stream(aclrtStream *stream, const char *api)
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
-    if (!err && !(err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, api)))
-        *stream = s->handle;
+    void *handle = NULL;
+    if (!err && !(err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, &handle, api)))
+        *stream = handle;
     return err;
 }
 
@@ -450,7 +460,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);
-    return aclsim__kernel_failure_take(s, ref.epoch, NULL, api);
+    return aclsim__stream_take_failure(s, api);   /* a failed task (wait.c) */
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
