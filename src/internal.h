@@ -22,13 +22,17 @@
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
+ *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
+ *                         exception callbacks, device task abort, device state
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
- * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
- * event.lock; event live_lock -> handle table lock; ranges_lock (ranges.h)
- * -> handle table lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock
- * (aclFinalize). device.exec_lock is never
- * held while taking any other lock except job waits. runtime.lock is released
+ * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
+ * stopping a context's streams, aclsim__device_drain's visitors);
+ * context.lock -> handle table lock; stream.lock -> event.lock; event
+ * live_lock -> handle table lock; ranges_lock (ranges.h) -> handle table
+ * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize).
+ * device.exec_lock is never held while taking any other lock except job
+ * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
  * (kernels, host functions) runs.
  */
@@ -141,6 +145,7 @@ struct aclsim__config {
     char soc_name[64];                       /* ACLSIM_SOC_VERSION */
     size_t device_memory;                    /* ACLSIM_DEVICE_MEMORY, bytes */
     uint32_t workers;                        /* ACLSIM_WORKERS: threads per device */
+    uint32_t op_timeout_interval_us;         /* ACLSIM_OP_TIMEOUT_INTERVAL_US */
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */
@@ -432,6 +437,13 @@ struct aclsim__context {
     pthread_mutex_t lock;                     /* guards streams (doubly linked) */
     pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
+    /* failure.c: ACL_STOP_ON_FAILURE was set on one of its streams; once a
+     * task failed in that mode, fault is its code (sticky: every synchronize
+     * reports it, submissions are refused) and fault_text (under lock) says
+     * what failed. */
+    atomic_bool stop_on_failure;
+    _Atomic int32_t fault;
+    char fault_text[384];
     /* aclrtCtxSetSysParamOpt values (under lock); bit i of sys_param_set
      * says whether option i was set. */
     int64_t sys_param[4];
@@ -464,7 +476,9 @@ void aclsim__set_current(struct aclsim__context *ctx);
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
                          ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
-                         ACLSIM_TASK_SIGNAL };
+                         ACLSIM_TASK_SIGNAL, ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM,
+                         ACLSIM_TASK_BATCH,
+                         ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */ };
 
 struct aclsim__event;
 struct aclsim__task;
@@ -501,6 +515,7 @@ struct aclsim__wait_ops {
 struct aclsim__task {
     struct aclsim__task *next;
     uint8_t kind;
+    uint32_t id;                    /* low 32 bits of its sequence number in its stream */
     size_t bytes;
     const char *label;              /* variable or kernel name, or NULL */
     /* Set by the executor once the task ran (NULL: nobody asks): a caller
@@ -523,6 +538,12 @@ struct aclsim__task {
          * clears the status (overflow.c). */
         struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
+        /* dst[i] = dst[i] op src[i] over bytes (reduce.c). */
+        struct { void *dst; const void *src; int32_t kind, type; } reduce;
+        /* What the task owns (freed with it by the executor): a random
+         * number task's parameters (random.c), a batch of copies (batch.c). */
+        struct { void *data; } random;
+        struct { void *data; } batch;
         struct { struct aclsim__event *event; uint64_t seq; } event;
         /* WAIT and SIGNAL: timeout_s 0 waits forever. */
         struct { const struct aclsim__wait_ops *ops; void *obj; uint64_t value;
@@ -572,6 +593,18 @@ struct aclsim__stream {
     atomic_uint hurry;              /* host threads spinning for completion */
     atomic_bool discard;            /* force-destroyed: run nothing more */
 
+    /* failure.c (cold). id: the stream id of exception info, kept by the
+     * struct across reuse. When stopping is set, tasks whose id is at most
+     * stop_upto (wrap-safe) are discarded instead of run (ACL_STOP_ON_FAILURE,
+     * aclrtDeviceTaskAbort). fault: the code of the first failure not yet
+     * reported by a synchronize of this stream; fault_text (under lock) says
+     * what failed. failure_mode: as aclrtSetStreamFailureMode set it. */
+    uint32_t id;
+    uint8_t failure_mode;
+    atomic_bool stopping;
+    _Atomic uint32_t stop_upto;
+    _Atomic int32_t fault;
+    char fault_text[384];
     /* wait.c: while PARKED, on the watcher's list (under its lock). */
     struct aclsim__stream *watch_next, *watch_prev;
     bool watched;
@@ -579,10 +612,6 @@ struct aclsim__stream {
     bool wait_granted;              /* woken because its wait passed (and consumed) */
     struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */
     uint64_t wait_deadline;         /* ns, 0: none */
-    /* A task failed asynchronously (a wait timed out or was aborted): the
-     * next synchronize reports it (under lock). */
-    aclError failure;
-    char failure_msg[160];
 };
 
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
@@ -594,6 +623,12 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
                                struct aclsim__stream **out, void **handle_out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
+/* The same, calling visit (if not NULL) on each stream first, under its
+ * context's lock and rt.lock; timeout_ms < 0 waits forever, else
+ * ACL_ERROR_RT_WAIT_TIMEOUT (no message) once it has passed. */
+aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
+                              void (*visit)(struct aclsim__stream *s, void *arg), void *arg,
+                              const char *api);
 /* Closes s to submissions, waits for queued work (or discards not-started
  * work with force), takes it off its context's list and recycles it. The
  * caller has won aclsim__handle_free on s's handle (or s is a default
@@ -698,12 +733,7 @@ void aclsim__waits_abort_device(struct aclsim__device *dev);
 void aclsim__waits_resume_device(struct aclsim__device *dev);
 void aclsim__waits_finalize(void);   /* aclFinalize: stops the watcher thread */
 void aclsim__waits_forget_after_fork(void);   /* THE FORK RULE */
-/* A task of s failed asynchronously: the next synchronize of s (or of its
- * device) reports code with the message. */
-void aclsim__stream_task_failed(struct aclsim__stream *s, aclError code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* ACL_SUCCESS, or the failure recorded on s (cleared) as api's error. */
-aclError aclsim__stream_take_failure(struct aclsim__stream *s, const char *api);
+/* (A wait that times out fails through failure.c's aclsim__task_failed.) */
 
 /* The memory guard. While memory waits are parked, whatever writes device
  * memory (copies, memsets, kernels, value writes) holds the guard shared and
@@ -746,8 +776,80 @@ aclError aclsim__refuse_self_wait(const char *api, const char *what);
 /* Thread-local state of the block a worker is running (kernel.c). */
 extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,
     aclsim__tls_device_slot;
-void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t);
+/* What a failed kernel reports (failure.c fills in the rest). */
+struct aclsim__fault_detail {
+    char why[256];            /* "block 3 of 8: aclsimTrap: <reason>" */
+    void *args;               /* the launch's argument block, and its size */
+    uint32_t args_len;
+    void *func;               /* the kernel's aclrtFuncHandle */
+};
+/* Runs a kernel task: ACL_SUCCESS, or the code it failed with (507015 from
+ * aclsimTrap, 507014 past the op execute timeout) with *d filled in. */
+aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
+                                struct aclsim__fault_detail *d);
 void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n);
+
+/* Built-in tasks, run by the executor: reduce.c, random.c, batch.c. */
+void aclsim__execute_reduce(struct aclsim__task *t);
+void aclsim__execute_random(struct aclsim__task *t);
+void aclsim__execute_batch(struct aclsim__task *t);
+/* 100000 unless p is memory of dev with room for n bytes (name: the
+ * argument, for the message). batch.c */
+aclError aclsim__check_on_device(const char *api, const char *name, const void *p, size_t n,
+                                 struct aclsim__device *dev);
+/* bfloat16 <-> float (round to nearest even; NaN stays NaN). reduce.c */
+float aclsim__bf16_to_float(uint16_t v);
+uint16_t aclsim__float_to_bf16(float f);
+
+/* ---- failure.c: failed tasks ---------------------------------------------- */
+
+/* Records that task t of s failed with code (on the worker that ran it,
+ * before the task counts as completed): the stream's and the device's
+ * pending fault, the context's sticky fault and the stop of all its streams
+ * with ACL_STOP_ON_FAILURE, then the exception callbacks, called on this
+ * thread. For any kind of task: an event/notify wait past the op wait
+ * timeout reports itself here too (d->func and d->args NULL). Takes the
+ * context's and the streams' locks: call it holding none. */
+void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t, aclError code,
+                         const struct aclsim__fault_detail *d);
+/* Whether t is to be discarded instead of run (s->stopping is set). */
+static inline bool aclsim__task_stopped(struct aclsim__stream *s, const struct aclsim__task *t)
+{
+    uint32_t upto = atomic_load_explicit(&s->stop_upto, memory_order_acquire);
+    return (uint32_t)(upto - t->id) < 0x80000000u;
+}
+/* After a wait on stream s, or on the device of the current context ctx:
+ * the failure to report, with aclsim__fail, or ACL_SUCCESS. The context's
+ * sticky fault first (ACL_STOP_ON_FAILURE), then the pending fault of s (of
+ * the first stream of the device that has one), which this consumes: a
+ * failure is reported once, by whichever synchronize comes first. */
+struct aclsim__sref;
+aclError aclsim__stream_report(struct aclsim__sref ref, const char *api);
+aclError aclsim__device_report(struct aclsim__context *ctx, const char *api);
+/* aclsim__submit: a context stopped by a failure refuses tasks (its code). */
+aclError aclsim__context_refuse(struct aclsim__context *ctx, const char *api);
+/* Bumped by each aclrtDeviceTaskAbort on dev: blocks of a kernel launched
+ * under an older generation are skipped (kernel.c). */
+unsigned aclsim__abort_generation(const struct aclsim__device *dev);
+/* Op execute timeout in nanoseconds (UINT64_MAX: never). */
+uint64_t aclsim__op_execute_timeout_ns(void);
+/* aclrtSetOpWaitTimeout's value in nanoseconds, 0 when no wait timeout is set:
+ * for the event/notify waits (a stream waiting longer fails, see
+ * docs/failures.md). */
+uint64_t aclsim__op_wait_timeout_ns(void);
+/* Device state callbacks (aclrtRegDeviceStateCallback), called without
+ * locks by aclrtSetDevice (SET_PRE when the device is not open yet, SET_POST
+ * after each success) and aclrtResetDevice(Force) (RESET_PRE/POST around a
+ * reset that closes the device). */
+void aclsim__device_state_notify(int32_t device, int state);
+/* The calling thread submitted task id to a user stream (aclrtGetThreadLastTaskId). */
+extern _Thread_local uint32_t aclsim__tls_last_task_id;
+/* A device opening starts without the failures of its previous session. */
+void aclsim__device_faults_clear(int32_t device);
+/* aclFinalize: forgets callbacks, timeouts and failure records. */
+void aclsim__failures_finalize(void);
+/* fork() child: re-creates failure.c's locks (THE FORK RULE). */
+void aclsim__failures_forget_after_fork(void);
 
 /* ---- memory.c ---------------------------------------------------------- */
 
@@ -761,6 +863,12 @@ struct aclsim__where {
     int kind;                        /* enum aclsim__where_kind */
     struct aclsim__device *device;   /* ACLSIM_DEVICE */
 };
+/* aclrtMalloc's allocation (arguments checked): size bytes of ctx's device,
+ * 207001 when it is full. */
+aclError aclsim__device_alloc(const char *api, struct aclsim__context *ctx, void **devPtr,
+                              size_t size);
+/* aclrtMallocHost's allocation (arguments checked): page-locked host memory. */
+aclError aclsim__host_alloc(const char *api, void **hostPtr, size_t size);
 /* Where p lives; O(number of devices), no locks. */
 struct aclsim__where aclsim__classify(const void *p);
 extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */

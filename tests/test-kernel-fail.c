@@ -1,6 +1,6 @@
 /*
- * Kernel failures and kernel output, the runtime side of Ascend C's trap(),
- * assert() and printf (aclsimKernelFail, aclsimPrint, aclsimLaunchAt):
+ * Kernel failures and kernel output as Ascend C's trap(), assert() and printf
+ * use them (aclsimTrap of failure.c, aclsimPrint, aclsimLaunchAt):
  * the launch returns 0, the next synchronize of the stream (or of the
  * device) returns 507015 once, naming kernel, device, block and reason;
  * other streams are unaffected; blocks not started are skipped; later work
@@ -33,7 +33,7 @@ static void k_fail(int when)
 {
     atomic_fetch_add(&blocks_run, 1);
     if ((int)aclsimGetBlockIdx() == when)
-        aclsimKernelFail("bad thing happened");
+        aclsimTrap("bad thing happened");
 }
 ACLSIM_KERNEL_REGISTER(k_fail, int);
 
@@ -66,7 +66,7 @@ static void test_failure_reported_at_stream_synchronize(void **state)
     EXPECT_OK(aclrtCreateStream(&s));
     int when = 2;
     EXPECT_OK(launch1((void *)&k_fail, 4, s, &when));   /* the launch itself succeeds */
-    EXPECT_ERR2(ACL_ERROR_RT_AICORE_EXCEPTION, "kernel k_fail", "block 2 of 4: bad thing happened",
+    EXPECT_ERR2(ACL_ERROR_RT_AICORE_EXCEPTION, "kernel k_fail", "block 2 of 4 trapped",
                 aclrtSynchronizeStream(s));
     EXPECT_OK(aclrtSynchronizeStream(s));               /* reported once */
     EXPECT_OK(aclrtSynchronizeDevice());
@@ -87,7 +87,7 @@ static void test_device_synchronize_and_other_streams(void **state)
     EXPECT_OK(launch1((void *)&k_count, 1, a, &dev_counter));   /* later work still runs */
     EXPECT_OK(launch1((void *)&k_count, 1, b, &dev_counter));
     EXPECT_OK(aclrtSynchronizeStream(b));                       /* b did not fail */
-    EXPECT_ERR2(ACL_ERROR_RT_AICORE_EXCEPTION, "k_fail", "device 0, block 0 of 1",
+    EXPECT_ERR2(ACL_ERROR_RT_AICORE_EXCEPTION, "k_fail", "bad thing happened",
                 aclrtSynchronizeDevice());
     EXPECT_OK(aclrtSynchronizeStream(a));                       /* taken by the device sync */
     EXPECT_OK(aclrtMemcpy(&counter, sizeof counter, dev_counter, sizeof counter,
@@ -190,7 +190,7 @@ static void test_fail_outside_a_kernel_aborts(void **state)
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0)
             dup2(devnull, 2);
-        aclsimKernelFail("not in a kernel");
+        aclsimTrap("not in a kernel");
     }
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -97,16 +97,15 @@ ACLSIM_API uint32_t aclsimGetBlockNum(void);
 /* Inside a kernel: the logical device it runs on; outside: ACLSIM_HOST_SLOT. */
 ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 
-/* Inside a kernel: fails the launch as an AI Core exception does on the NPU,
- * and does not return (the block is abandoned with longjmp: C++ destructors
- * of its frames do not run). Blocks of the launch not started yet are
- * skipped. The launch call has returned 0 already; the next
- * aclrtSynchronizeStream of its stream (or aclrtSynchronizeDevice of its
- * device) returns ACL_ERROR_RT_AICORE_EXCEPTION (507015) and
- * aclGetRecentErrMsg names the kernel, the device, the block and reason.
- * Outside a kernel: prints reason on stderr and aborts the process.
- * Ascend C's trap() and a failing assert() call it. */
-ACLSIM_API void aclsimKernelFail(const char *reason) __attribute__((noreturn));
+/* Inside a kernel: stops this block and fails the launch like an AI Core
+ * exception. Blocks not yet started are skipped, blocks already running
+ * finish; the next synchronize of the stream (or of its device) returns
+ * ACL_ERROR_RT_AICORE_EXCEPTION (507015), aclGetRecentErrMsg names the
+ * kernel, device, stream, block and reason, and the exception callbacks
+ * (aclrtExceptionInfoCallbackRegister) are called. The block is left with
+ * longjmp: C++ destructors of its frames do not run. Outside a kernel it
+ * prints the reason and aborts the process. See docs/failures.md. */
+ACLSIM_API void aclsimTrap(const char *reason) __attribute__((noreturn));
 
 /* Kernel output (Ascend C's printf): appends text to the calling thread's
  * line; each complete line is written to file descriptor 1 with one write(2),

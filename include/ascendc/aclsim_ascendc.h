@@ -96,7 +96,7 @@ __attribute__((format(printf, 1, 2))) inline void printf(const char *fmt, ...)
 #define PRINTF(...) ::AscendC::printf(__VA_ARGS__)
 
 /* ---- trap and assert: fail the launch like an AI Core exception ------------- */
-__aicore__ inline void trap() { aclsimKernelFail("trap() called"); }
+__aicore__ inline void trap() { aclsimTrap("trap() called"); }
 namespace AscendC {
 using ::trap;
 namespace detail {
@@ -113,7 +113,7 @@ namespace detail {
         __builtin_vsnprintf(msg + n + 2, sizeof msg - (size_t)n - 2, fmt, ap);
         va_end(ap);
     }
-    aclsimKernelFail(msg);
+    aclsimTrap(msg);
 }
 } // namespace detail
 } // namespace AscendC

@@ -24,6 +24,7 @@
 #define DEFAULT_SOC "Ascend910B1"
 #define DEFAULT_MEMORY ((size_t)32 << 30)
 #define DEFAULT_WORKERS 2u
+#define DEFAULT_OP_TIMEOUT_INTERVAL_US 4294967u   /* A2 hardware: 2^32 ns, so 254 of them = 1091 s */
 #define MAX_JSON_DEPTH 10
 #define MAX_VALUE_LEN 255   /* longer values are refused, never cut */
 #define QUOTE_MAX 48        /* characters of a bad value quoted in a message */
@@ -335,12 +336,14 @@ static void json_value(const cJSON *item, const char *name, const char *origin, 
 
 /* ---- the settings ------------------------------------------------------ */
 
-enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, NSETTINGS };
+enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, NSETTINGS };
 static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] = {
     {"ACLSIM_DEVICE_COUNT", "device_count", "\"aclsim\".\"device_count\""},
     {"ACLSIM_SOC_VERSION", "soc_version", "\"aclsim\".\"soc_version\""},
     {"ACLSIM_DEVICE_MEMORY", "device_memory", "\"aclsim\".\"device_memory\""},
     {"ACLSIM_WORKERS", "workers", "\"aclsim\".\"workers\""},
+    {"ACLSIM_OP_TIMEOUT_INTERVAL_US", "op_timeout_interval_us",
+     "\"aclsim\".\"op_timeout_interval_us\""},
 };
 
 /* The file's settings: the "aclsim" object, "err_msg_mode", "defaultDevice". */
@@ -365,7 +368,8 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
             char q[QUOTE_MAX * 4 + 64];
             return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
                                 "config file \"%s\": \"aclsim\" has no setting %s (the settings "
-                                "are device_count, soc_version, device_memory, workers)",
+                                "are device_count, soc_version, device_memory, workers, "
+                                "op_timeout_interval_us)",
                                 path, quote(c->string, q, sizeof q));
         }
         const cJSON *item;
@@ -485,6 +489,11 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
             return refuse(v, "2 to 64 worker threads per device");
         c->workers = (uint32_t)u;
         break;
+    case S_OP_INTERVAL:   /* failure.c: the op execute timeout's unit */
+        if (!value_uint(v, 1, 100000000, &u))
+            return refuse(v, "an op timeout interval from 1 to 100000000 microseconds");
+        c->op_timeout_interval_us = (uint32_t)u;
+        break;
     }
     return ACL_SUCCESS;
 }
@@ -504,6 +513,7 @@ static aclError configure_all(const cJSON *root, const char *path, struct aclsim
     c->symbols_supported = aclsim__soc_find(DEFAULT_SOC)->symbols;
     c->device_memory = DEFAULT_MEMORY;
     c->workers = DEFAULT_WORKERS;
+    c->op_timeout_interval_us = DEFAULT_OP_TIMEOUT_INTERVAL_US;
     for (int i = 0; i < NSETTINGS; i++) {
         if ((json[i].origin && (err = apply(i, &json[i], c))) ||
             (err = env_value(settings[i].env, &env[i])) ||

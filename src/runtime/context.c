@@ -93,6 +93,8 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
      * it (aclsim__context_device). */
     __atomic_store_n(&ctx->device, dev, __ATOMIC_RELAXED);
     ctx->is_default = is_default;
+    atomic_store(&ctx->stop_on_failure, false);
+    atomic_store(&ctx->fault, 0);
     ctx->streams = NULL;
     ctx->next_in_device = NULL;
     pthread_mutex_lock(&ctx->lock);

@@ -43,6 +43,7 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
         return err;
     }
     atomic_store(&dev->vars_generation, 0);
+    aclsim__device_faults_clear(dev->id);
     /* Float overflow (overflow.c): products with INF/NaN support start in
      * that mode, the others saturate; no overflow recorded yet. */
     uint8_t family = aclsim__soc_current()->family;
@@ -147,11 +148,14 @@ aclError aclrtSetDevice(int32_t deviceId)
     aclError gate = aclsim__snapshot_check("aclrtSetDevice");
     if (gate)
         return gate;
+    aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_acquire(deviceId, "aclrtSetDevice");
     if (!err)
         aclsim__set_current(aclsim__devices[deviceId].default_ctx);
     pthread_mutex_unlock(&aclsim__rt.lock);
+    if (!err)
+        aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_POST);
     return err;
 }
 
@@ -161,9 +165,21 @@ static aclError reset(int32_t deviceId, bool force, const char *api)
     aclError gate = aclsim__snapshot_check(api);
     if (gate)
         return gate;
+    /* Device state callbacks see a reset that closes the device (as CANN). */
+    bool closes = false;
+    pthread_mutex_lock(&aclsim__rt.lock);
+    if (deviceId >= 0 && (uint32_t)deviceId < aclsim__config()->visible_count) {
+        struct aclsim__device *dev = &aclsim__devices[deviceId];
+        closes = atomic_load(&dev->open) && !dev->closing && (force || dev->refcount <= 1);
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    if (closes)
+        aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_release(deviceId, force, api);
     pthread_mutex_unlock(&aclsim__rt.lock);
+    if (!err && closes)
+        aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
     return err;
 }
 
@@ -202,7 +218,8 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    return aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
+    err = aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
+    return err ? err : aclsim__device_report(ctx, "aclrtSynchronizeDevice");
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): every device of

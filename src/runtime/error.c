@@ -14,6 +14,10 @@ static _Thread_local bool tls_has_message;
 /* What aclGetRecentErrMsg last returned to this thread (valid until its next call). */
 static _Thread_local char tls_returned[ACLSIM_MSG_MAX];
 
+/* aclrtGetLastError / aclrtPeekAtLastError: the code of this thread's most
+ * recent failing call (always per thread, whatever err_msg_mode says). */
+static _Thread_local aclError tls_last_error;
+
 /* err_msg_mode "1": one most recent error for the whole process. */
 static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
 static char process_message[ACLSIM_MSG_MAX];
@@ -82,6 +86,7 @@ aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
     va_end(ap);
     size_t len = strlen(text);
     snprintf(text + len, sizeof text - len, " (error %d)", code);
+    tls_last_error = code;
 
     if (atomic_load_explicit(&aclsim__rt.err_msg_per_process, memory_order_relaxed)) {
         pthread_mutex_lock(&process_lock);
@@ -113,6 +118,33 @@ const char *aclGetRecentErrMsg(void)
     memcpy(tls_returned, tls_message, sizeof tls_returned);
     tls_has_message = false;
     return tls_returned;
+}
+
+/* Only ACL_RT_THREAD_LEVEL exists; any other level is refused (and, being a
+ * failing call, becomes the thread's last error). */
+static aclError check_level(aclrtLastErrLevel level, const char *api)
+{
+    if (level != ACL_RT_THREAD_LEVEL)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "level %d is invalid: the only level is ACL_RT_THREAD_LEVEL (0)",
+                            (int)level);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{
+    aclError err = check_level(level, "aclrtPeekAtLastError");
+    return err ? err : tls_last_error;
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level)
+{
+    aclError err = check_level(level, "aclrtGetLastError");
+    if (err)
+        return err;
+    err = tls_last_error;
+    tls_last_error = ACL_SUCCESS;
+    return err;
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE). */

@@ -573,7 +573,9 @@ aclError aclsim__stream_wait_event(aclrtStream stream, aclrtEvent event, uint32_
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
-    return wait_event(stream, event, 0, ACL_EVENT_WAIT_DEFAULT, "aclrtStreamWaitEvent");
+    /* aclrtSetOpWaitTimeout's value (0: none) bounds the waits queued after it. */
+    uint32_t timeout_s = (uint32_t)(aclsim__op_wait_timeout_ns() / 1000000000u);
+    return wait_event(stream, event, timeout_s, ACL_EVENT_WAIT_DEFAULT, "aclrtStreamWaitEvent");
 }
 
 aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout,

@@ -63,10 +63,16 @@ static void task_release(struct aclsim__task *t)
         aclsim__event_unref(t->u.event.event);
     else if ((t->kind == ACLSIM_TASK_WAIT || t->kind == ACLSIM_TASK_SIGNAL) && t->u.sync.ops->release)
         t->u.sync.ops->release(t);
+    else if (t->kind == ACLSIM_TASK_RANDOM)
+        free(t->u.random.data);
+    else if (t->kind == ACLSIM_TASK_BATCH)
+        free(t->u.batch.data);
 }
 
 static void execute(struct aclsim__stream *s, struct aclsim__task *t)
 {
+    aclError code;
+    struct aclsim__fault_detail detail;
     /* Device memory may change: memory waits must see it (wait.c). */
     bool guard = (t->kind <= ACLSIM_TASK_KERNEL || t->kind == ACLSIM_TASK_OVERFLOW ||
                   t->kind == ACLSIM_TASK_COPY2D || t->kind == ACLSIM_TASK_MEMSET32) &&
@@ -79,7 +85,8 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
         memset(t->u.memset.dst, t->u.memset.value, t->bytes);
         break;
     case ACLSIM_TASK_KERNEL:
-        aclsim__execute_kernel(s->device, t);
+        if (ACLSIM_UNLIKELY(code = aclsim__execute_kernel(s->device, t, &detail)))
+            aclsim__task_failed(s, t, code, &detail);   /* a failed task: failure.c */
         break;
     case ACLSIM_TASK_HOST_FUNC:
         t->u.host.fn(t->u.host.arg);
@@ -96,6 +103,15 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     case ACLSIM_TASK_COPY2D:
     case ACLSIM_TASK_MEMSET32:
         aclsim__execute_copy_variant(t);
+        break;
+    case ACLSIM_TASK_REDUCE:
+        aclsim__execute_reduce(t);
+        break;
+    case ACLSIM_TASK_RANDOM:
+        aclsim__execute_random(t);
+        break;
+    case ACLSIM_TASK_BATCH:
+        aclsim__execute_batch(t);
         break;
     default:
         break;
@@ -119,14 +135,22 @@ void aclsim__count_done(struct aclsim__stream *s, uint64_t n)
 /* Discards tasks that will never run: their resources go, a record counts as
  * reached (nobody may wait forever on it). Called without s->lock. Returns
  * the last task of the list, for recycling. */
+/* What a discarded task still does: a record or signal counts as reached,
+ * unstamped, so that nobody waits forever on it. (Its resources go with
+ * task_release.) */
+static void discard_one(struct aclsim__task *t)
+{
+    if (t->kind == ACLSIM_TASK_RECORD)
+        aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+    else if (t->kind == ACLSIM_TASK_SIGNAL)
+        t->u.sync.ops->signal(t, true);
+}
+
 struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
 {
     struct aclsim__task *last = NULL;
     for (; t; t = t->next) {
-        if (t->kind == ACLSIM_TASK_RECORD)
-            aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
-        else if (t->kind == ACLSIM_TASK_SIGNAL)
-            t->u.sync.ops->signal(t, true);
+        discard_one(t);
         task_release(t);
         last = t;
     }
@@ -200,7 +224,14 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
             prev = aclsim__discard_tasks(t);
             break;
         }
-        if (t->kind == ACLSIM_TASK_WAIT) {
+        if (ACLSIM_UNLIKELY(atomic_load_explicit(&s->stopping, memory_order_acquire)) &&
+            aclsim__task_stopped(s, t)) {
+            /* Stopped by a failure (ACL_STOP_ON_FAILURE) or a device task
+             * abort: discarded as if never started. */
+            if (t->kind == ACLSIM_TASK_WAIT && s->wait_task == t)
+                s->wait_task = NULL;   /* (parked before: stop_stream unparked it) */
+            discard_one(t);
+        } else if (t->kind == ACLSIM_TASK_WAIT) {
             if (!aclsim__wait_ready(s, t)) {
                 rest = t;
                 if (prev)
@@ -260,10 +291,12 @@ static void run_stream(struct aclsim__stream *s)
             budget--;
         struct aclsim__task *rest = run_claimed(s, claimed, &done);
         pthread_mutex_lock(&s->lock);
-        if (rest && atomic_load(&s->discard)) {
-            /* Force-destroyed while we looked at the event: do not park. */
+        if (rest && (atomic_load(&s->discard) ||
+                     (atomic_load(&s->stopping) && aclsim__task_stopped(s, rest)))) {
+            /* Force-destroyed or stopped (failure.c) while we looked at the
+             * event: do not park. */
             pthread_mutex_unlock(&s->lock);
-            rest = run_claimed(s, rest, &done);   /* discards them all */
+            rest = run_claimed(s, rest, &done);   /* discards them (the stopped ones) */
             pthread_mutex_lock(&s->lock);
         }
         if (rest) {

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,47 +150,37 @@ static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_
     return end;
 }
 
-/* ---- kernel failures (trap, assert: an AI Core exception) ----------------
- *
- * aclsimKernelFail, called by a kernel block, records the first failure of
- * its launch (block, reason) in the launch's block_job and longjmps back to
- * run_block, which returns as if the block had finished (C++ destructors of
- * the abandoned frames do not run). Blocks of that launch not yet started
- * are skipped. When the launch is over, aclsim__execute_kernel files the
- * failure against the stream it ran on (the launch call itself returned 0
- * long before); the next aclrtSynchronizeStream(WithTimeout) of that stream,
- * or aclrtSynchronizeDevice of its device, takes it and returns 507015 with
- * "kernel <name> failed on device <d>, block <b> of <n>: <reason>" through
- * the stream's asynchronous failure (aclsim__stream_task_failed, wait.c). */
-
+/* A launch running as a job: one index per block. A block that traps
+ * (aclsimTrap) longjmps back to run_block; the first one to trap records
+ * itself, and blocks not yet started are skipped from then on, as they are
+ * after an aclrtDeviceTaskAbort of the device. */
 struct block_job {
     struct aclsim__job job;
     struct aclsim__task *task;
-    uint32_t device;
-    atomic_bool failed;        /* some block called aclsimKernelFail */
-    uint32_t fail_block;       /* written once, by the block that set failed */
-    char fail_reason[256];
+    struct aclsim__device *dev;
+    unsigned abort_gen;            /* aclsim__abort_generation at launch */
+    atomic_bool trapped;           /* set once, by the first block to trap */
+    uint32_t trap_block;           /* written by that block before it returns */
+    char reason[200];
 };
 
-static _Thread_local jmp_buf *tls_fail_jmp;
-static _Thread_local struct block_job *tls_block_job;
+/* The block this thread runs, and where aclsimTrap jumps to. */
+static _Thread_local struct block_job *tls_job;
+static _Thread_local jmp_buf *tls_trap;
 
-void aclsimKernelFail(const char *reason)
+void aclsimTrap(const char *reason)
 {
-    struct block_job *b = tls_block_job;
-    if (!reason)
-        reason = "kernel failure";
-    if (!b || !tls_fail_jmp) {
-        fprintf(stderr, "aclsim: kernel failure outside a kernel launch: %s\n", reason);
-        fflush(stderr);
+    struct block_job *b = tls_job;
+    if (!tls_trap || !b) {
+        fprintf(stderr, "aclsimTrap called outside a kernel: %s\n", reason ? reason : "(no reason)");
         abort();
     }
     bool expected = false;
-    if (atomic_compare_exchange_strong(&b->failed, &expected, true)) {
-        b->fail_block = aclsim__tls_block_idx;
-        snprintf(b->fail_reason, sizeof b->fail_reason, "%s", reason);
+    if (atomic_compare_exchange_strong(&b->trapped, &expected, true)) {
+        b->trap_block = aclsim__tls_block_idx;
+        snprintf(b->reason, sizeof b->reason, "%s", reason ? reason : "(no reason)");
     }
-    longjmp(*tls_fail_jmp, 1);
+    longjmp(*tls_trap, 1);
 }
 
 /* ---- kernel printf (aclsimPrint) ------------------------------------------ */
@@ -243,6 +234,8 @@ void aclsimPrint(const char *text, size_t len)
     }
 }
 
+/* ---- Ascend C's <<<>>> (aclsim-cc) ------------------------------------------ */
+
 int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void *stream, void **args,
                    const char *file, int line)
 {
@@ -270,51 +263,41 @@ int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void *stream, vo
 static void run_block(struct aclsim__job *job, uint32_t index)
 {
     struct block_job *b = (struct block_job *)job;
-    if (atomic_load_explicit(&b->failed, memory_order_relaxed))
-        return;   /* the launch failed already: its other blocks do not start */
-    jmp_buf here;
-    jmp_buf *outer_jmp = tls_fail_jmp;
-    struct block_job *outer_job = tls_block_job;
+    if (atomic_load_explicit(&b->trapped, memory_order_relaxed) ||
+        aclsim__abort_generation(b->dev) != b->abort_gen)
+        return;   /* the launch failed or was aborted: blocks not started never run */
     aclsim__tls_block_idx = index;
     aclsim__tls_block_num = b->task->u.kernel.blocks;
-    aclsim__tls_device_slot = b->device;
-    aclsim__tls_kernel_device = &aclsim__devices[b->device];
+    aclsim__tls_device_slot = (uint32_t)b->dev->id;
+    aclsim__tls_kernel_device = b->dev;
     aclsim__tls_sat_mode = b->task->u.kernel.sat_mode;
     aclsim__tls_overflow_check = b->task->u.kernel.overflow_check;
-    tls_fail_jmp = &here;
-    tls_block_job = b;
-    if (!setjmp(here))
+    jmp_buf env;
+    struct block_job *const outer_job = tls_job;   /* kept: blocks may nest via helpers */
+    jmp_buf *const outer_trap = tls_trap;
+    tls_job = b;
+    tls_trap = &env;
+    if (setjmp(env) == 0)
         b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
-    print_flush();   /* the block's unfinished printf line */
-    tls_fail_jmp = outer_jmp;
-    tls_block_job = outer_job;
+    print_flush();   /* the block's unfinished printf line (aclsimPrint) */
+    tls_trap = outer_trap;
+    tls_job = outer_job;
     aclsim__tls_kernel_device = NULL;
     aclsim__tls_block_idx = 0;
     aclsim__tls_block_num = 1;
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
 }
 
-/* A failed launch (aclsimKernelFail in one of its blocks) is an asynchronous
- * failure of the stream it ran on (wait.c): the next synchronize of that
- * stream or of its device reports it, with ACL_ERROR_RT_AICORE_EXCEPTION. */
-static void file_failure(const struct aclsim__device *dev, const struct block_job *b)
-{
-    const aclsimKernel *k = b->task->u.kernel.kernel;
-    aclsim__log(ACLSIM_LOG_ERROR, "kernel %s (%s:%d) failed on device %d, block %u of %u: %s",
-                k->name, k->file ? k->file : "?", k->line, dev->id, b->fail_block,
-                b->task->u.kernel.blocks, b->fail_reason);
-    if (aclsim__tls_stream)
-        aclsim__stream_task_failed(aclsim__tls_stream, ACL_ERROR_RT_AICORE_EXCEPTION,
-                                   "kernel %s failed on device %d, block %u of %u: %s (AI Core "
-                                   "exception)", k->name, dev->id, b->fail_block,
-                                   b->task->u.kernel.blocks, b->fail_reason);
-}
+/* Size of a launch's argument block (the pointer table, then the values). */
+static uint32_t args_size(const aclsimKernel *k);
 
-void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
+aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
+                                struct aclsim__fault_detail *d)
 {
-    struct block_job b = {.task = t, .device = (uint32_t)dev->id};
+    struct block_job b = {.task = t, .dev = dev, .abort_gen = aclsim__abort_generation(dev)};
     b.job.run = run_block;
     b.job.count = t->u.kernel.blocks;
+    uint64_t limit = aclsim__op_execute_timeout_ns();
     uint64_t start = aclsim__now_ns();
     if (t->u.kernel.blocks == 1 || t->u.kernel.cores == 1) {
         for (uint32_t i = 0; i < t->u.kernel.blocks; i++)
@@ -323,9 +306,36 @@ void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
         b.job.max_helpers = t->u.kernel.cores ? t->u.kernel.cores - 1 : 0;
         aclsim__run_job(dev, &b.job);
     }
-    atomic_fetch_add_explicit(&dev->kernel_busy_ns, aclsim__now_ns() - start, memory_order_relaxed);
-    if (ACLSIM_UNLIKELY(atomic_load(&b.failed)))
-        file_failure(dev, &b);
+    uint64_t took = aclsim__now_ns() - start;
+    atomic_fetch_add_explicit(&dev->kernel_busy_ns, took, memory_order_relaxed);
+    aclError code = ACL_SUCCESS;
+    if (atomic_load(&b.trapped)) {
+        code = ACL_ERROR_RT_AICORE_EXCEPTION;
+        snprintf(d->why, sizeof d->why, "block %u of %u trapped: aclsimTrap(\"%s\")",
+                 b.trap_block, t->u.kernel.blocks, b.reason);
+    } else if (limit != UINT64_MAX && took > limit) {
+        code = ACL_ERROR_RT_AICORE_TIMEOUT;
+        snprintf(d->why, sizeof d->why,
+                 "ran %" PRIu64 " us (%u blocks), past the op execute timeout of %" PRIu64
+                 " us (aclrtSetOpExecuteTimeOut*)", took / 1000, t->u.kernel.blocks,
+                 limit / 1000);
+    }
+    if (code) {
+        d->args = t->u.kernel.argbuf;
+        d->args_len = args_size(t->u.kernel.kernel);
+        d->func = t->u.kernel.kernel->handle;
+    }
+    return code;
+}
+
+static uint32_t args_size(const aclsimKernel *k)
+{
+    size_t offsets[16], max_align;
+    size_t need = packed_layout(k, offsets, &max_align);
+    if (max_align < sizeof(void *))
+        max_align = sizeof(void *);
+    size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
+    return need ? (uint32_t)(table + need) : 0;
 }
 
 /* Common part of both launches: validation, then the task. The arguments

@@ -146,8 +146,12 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
                             "policy 0x%x is not an aclrtMemMallocPolicy value", p);
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
-    if (err)
-        return err;
+    return err ? err : aclsim__device_alloc(api, ctx, devPtr, size);
+}
+
+aclError aclsim__device_alloc(const char *api, struct aclsim__context *ctx, void **devPtr,
+                              size_t size)
+{
     struct aclsim__heap *h = &aclsim__context_device(ctx)->heap;
     void *ptr = aclsim__heap_alloc(h, size, alignment_for(size), ACLSIM_ALLOC_MALLOC, NULL);
     if (!ptr && (!aclsim__initialized() || !__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)))
@@ -196,6 +200,11 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
     if (size == 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
+    return aclsim__host_alloc(api, hostPtr, size);
+}
+
+aclError aclsim__host_alloc(const char *api, void **hostPtr, size_t size)
+{
     /* Under host_heap_lock, which aclFinalize takes to destroy the heap: a
      * call racing it either allocates before or finds the session closed. */
     pthread_mutex_lock(&host_heap_lock);

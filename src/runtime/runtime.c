@@ -127,6 +127,7 @@ static void finalize_forked(void)
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
+    aclsim__failures_finalize();
     aclsim__snapshot_finalize();
     aclsim__handles_forget_after_fork(true);
     aclsim__rt.init_refs = 0;
@@ -199,6 +200,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__waits_finalize();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
+    aclsim__failures_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     aclsim__rt.init_refs = 0;
@@ -270,6 +272,7 @@ static void atfork_child(void)
     aclsim__kernels_forget_after_fork();
     aclsim__handles_forget_after_fork(false);
     aclsim__errors_forget_after_fork();
+    aclsim__failures_forget_after_fork();
     aclsim__devctl_forget_after_fork();
     aclsim__initcb_forget_after_fork();
     aclsim__snapshot_forget_after_fork();

@@ -80,6 +80,8 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
         memset(s, 0, sizeof *s);
         aclsim__adaptive_mutex_init(&s->lock);
         pthread_cond_init(&s->progress, NULL);
+        static atomic_uint next_id;
+        s->id = atomic_fetch_add(&next_id, 1);   /* kept by the struct, like CANN's reused ids */
     }
     /* A reused struct keeps its lock, condition variable and counters
      * (submitted == completed; late waiters may still count in waiters and
@@ -98,9 +100,11 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     atomic_store(&s->sat_mode, atomic_load(&aclsim__context_device(ctx)->sat_mode));   /* overflow.c */
     atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
+    atomic_store(&s->stopping, false);
+    atomic_store(&s->fault, 0);
+    s->failure_mode = ACL_CONTINUE_ON_FAILURE;
     atomic_store(&s->refs, 1);
     s->wait_task = NULL;        /* wait.c */
-    s->failure = ACL_SUCCESS;
     pthread_mutex_unlock(&s->lock);
     if (ctx_handle) {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
@@ -263,6 +267,11 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                             "the current context was destroyed (aclrtDestroyContext, or its "
                             "device was reset) while this call was using its default stream");
     }
+    struct aclsim__context *ctx = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
+    if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_relaxed))) {
+        pthread_mutex_unlock(&s->lock);
+        return aclsim__context_refuse(ctx, api);   /* stopped on failure */
+    }
     struct aclsim__task *t = s->spare;
     if (t) {
         s->spare = t->next;
@@ -279,6 +288,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         s->head = t;
     s->tail = t;
     uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
+    t->id = (uint32_t)seq;
     atomic_store_explicit(&s->submitted, seq, memory_order_release);
     bool idle = s->state == ACLSIM_STREAM_IDLE;
     if (idle)
@@ -288,6 +298,8 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         aclsim__schedule(s);
     if (seq_out)
         *seq_out = seq;
+    if (ref.handle)
+        aclsim__tls_last_task_id = (uint32_t)seq;
     return ACL_SUCCESS;
 }
 
@@ -344,6 +356,13 @@ static uint64_t submitted_of(struct aclsim__stream *s)
 
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
 {
+    return aclsim__device_drain(dev, -1, NULL, NULL, api);
+}
+
+aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
+                              void (*visit)(struct aclsim__stream *s, void *arg), void *arg,
+                              const char *api)
+{
     if (ACLSIM_UNLIKELY(aclsim__tls_device == dev))
         return aclsim__refuse_self_wait(api, "this device");
     /* Snapshot (stream, submitted) pairs under the locks, wait without them. */
@@ -370,20 +389,27 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
                 cap *= 2;
             }
             atomic_fetch_add(&s->refs, 1);
+            if (visit)
+                visit(s, arg);
             list[n++] = (struct pending){s, submitted_of(s)};
         }
         pthread_mutex_unlock(&c->lock);
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
-    aclError failure = ACL_SUCCESS;
+    uint64_t deadline = aclsim__now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
+    aclError err = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
-        aclsim__stream_wait(list[i].s, list[i].seq, -1);
-        if (!failure)   /* a failed task (wait.c) on any of its streams */
-            failure = aclsim__stream_take_failure(list[i].s, api);
+        int32_t left = -1;
+        if (timeout_ms >= 0) {
+            uint64_t now = aclsim__now_ns();
+            left = now >= deadline ? 0 : (int32_t)((deadline - now + 999999u) / 1000000u);
+        }
+        if (!err && !aclsim__stream_wait(list[i].s, list[i].seq, left))
+            err = ACL_ERROR_RT_WAIT_TIMEOUT;
         stream_unref(list[i].s);
     }
     free(list);
-    return failure;
+    return err;
 }
 
 /* ---- stream API ---------------------------------------------------------- */
@@ -460,7 +486,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);
-    return aclsim__stream_take_failure(s, api);   /* a failed task (wait.c) */
+    return aclsim__stream_report(ref, api);   /* a task that failed */
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)

@@ -246,9 +246,12 @@ bool aclsim__wait_ready(struct aclsim__stream *s, struct aclsim__task *t)
     }
     if (mine && (s->wait_expired || (s->wait_deadline && aclsim__now_ns() >= s->wait_deadline))) {
         s->wait_task = NULL;
-        aclsim__stream_task_failed(s, ACL_ERROR_RT_WAIT_TIMEOUT,
-                                   "a wait for %s timed out after %u s", ops->what,
-                                   t->u.sync.timeout_s);
+        /* A failed task (failure.c): reported by the next synchronize,
+         * stops the context in ACL_STOP_ON_FAILURE mode, exception callbacks. */
+        struct aclsim__fault_detail d = {.args = NULL};
+        snprintf(d.why, sizeof d.why, "a wait for %s timed out after %u s", ops->what,
+                 t->u.sync.timeout_s);
+        aclsim__task_failed(s, t, ACL_ERROR_RT_WAIT_TIMEOUT, &d);
         return true;
     }
     if (!ops->ready(t))
@@ -446,34 +449,6 @@ void aclsim__waits_finalize(void)
     pthread_mutex_lock(&watch_lock);
     stop_watcher_locked();
     pthread_mutex_unlock(&watch_lock);
-}
-
-/* ---- asynchronous task failures --------------------------------------------- */
-
-void aclsim__stream_task_failed(struct aclsim__stream *s, aclError code, const char *fmt, ...)
-{
-    pthread_mutex_lock(&s->lock);
-    if (!s->failure) {   /* the first failure is the one reported */
-        s->failure = code;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(s->failure_msg, sizeof s->failure_msg, fmt, ap);
-        va_end(ap);
-    }
-    pthread_mutex_unlock(&s->lock);
-}
-
-aclError aclsim__stream_take_failure(struct aclsim__stream *s, const char *api)
-{
-    char msg[sizeof s->failure_msg];
-    pthread_mutex_lock(&s->lock);
-    aclError code = s->failure;
-    s->failure = ACL_SUCCESS;
-    memcpy(msg, s->failure_msg, sizeof msg);
-    pthread_mutex_unlock(&s->lock);
-    if (ACLSIM_LIKELY(!code))
-        return ACL_SUCCESS;
-    return aclsim__fail(code, api, "a task of the stream failed: %s", msg);
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): the watcher thread

@@ -11,6 +11,7 @@
 // work as C++; only ACLSIM_DEVICE_VAR_STATIC is C only).
 #include "acl/acl.h"
 #include "acl/acl_platform.h"
+#include "acl/acl_rt_allocator.h"
 #include "acl/acl_rt_api.h"
 #include "aclsim/aclsim.h"
 

@@ -53,6 +53,7 @@ void drain_msg(void) { (void)aclGetRecentErrMsg(); }
 
 static const char *const config_vars[] = {
     "ACLSIM_DEVICE_COUNT", "ACLSIM_SOC_VERSION", "ACLSIM_DEVICE_MEMORY", "ACLSIM_WORKERS",
+    "ACLSIM_OP_TIMEOUT_INTERVAL_US",
     "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT",
     "ASCEND_LOG_PRINT_TO_STDOUT",
 };
