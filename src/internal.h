@@ -406,6 +406,7 @@ struct aclsim__device {
     pthread_cond_t exec_wake;
     struct aclsim__stream *ready_head, *ready_tail;   /* streams with runnable work */
     atomic_uint nready;         /* length of that list, readable without the lock */
+    atomic_uint nstreams;       /* live streams (default ones included), see stream-control.c */
     struct aclsim__job *jobs;
     uint32_t sleepers;
     atomic_uint work_hint;      /* bumped on new work: lets idle workers poll, not sleep */
@@ -478,7 +479,8 @@ enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNE
                          ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
                          ACLSIM_TASK_SIGNAL, ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM,
                          ACLSIM_TASK_BATCH,
-                         ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */ };
+                         ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */,
+                         ACLSIM_TASK_CALLBACK };
 
 struct aclsim__event;
 struct aclsim__task;
@@ -538,6 +540,9 @@ struct aclsim__task {
          * clears the status (overflow.c). */
         struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
+        /* callback.c: run (user code, on the worker) or, if discarded, drop
+         * (frees what arg owns). */
+        struct { void (*run)(void *arg); void (*drop)(void *arg); void *arg; } cb;
         /* dst[i] = dst[i] op src[i] over bytes (reduce.c). */
         struct { void *dst; const void *src; int32_t kind, type; } reduce;
         /* What the task owns (freed with it by the executor): a random
@@ -568,6 +573,7 @@ struct aclsim__stream {
     atomic_uint refs;               /* 1 while alive + temporary holders */
     uint64_t wait_seq;              /* PARKED: the event record it waits for */
     struct aclsim__stream *next_ready;    /* device ready list, under exec_lock */
+    uint32_t ready_priority;              /* its priority when scheduled, under exec_lock */
     struct aclsim__stream *next_waiting;  /* event waiter list, under event lock */
     struct aclsim__stream *next_in_context, *prev_in_context;   /* under context lock */
     pthread_cond_t progress;        /* broadcast when completed grows or state idles */
@@ -591,7 +597,20 @@ struct aclsim__stream {
     _Alignas(64) atomic_uint_fast64_t completed;
     atomic_uint waiters;            /* threads blocked on progress */
     atomic_uint hurry;              /* host threads spinning for completion */
-    atomic_bool discard;            /* force-destroyed: run nothing more */
+    atomic_bool discard;            /* force reset/finalize, or an abort: run nothing more */
+
+    /* Stream API (stream-control.c). Set at creation, then under lock. */
+    uint32_t flags;                 /* ACL_STREAM_* it was created with */
+    uint32_t priority;              /* 0 (greatest) .. 7 (least); __atomic, read by the executor */
+    uint32_t user_tag, cache_op_info;   /* stream attributes (overflow: overflow_check) */
+    bool linked;                    /* on its context's list (user streams) */
+    bool is_default;                /* its context's default stream */
+    bool announced;                 /* aclrtRegStreamStateCallback's callbacks saw it created */
+    /* aclrtDestroyStreamForce: the handle is gone, queued work still runs;
+     * whoever takes the stream IDLE retires it (aclsim__stream_idle). */
+    bool detached;
+    atomic_uint aborts;             /* aclrtStreamAbort calls begun on this stream */
+    atomic_bool aborting;           /* an aclrtStreamAbort is under way */
 
     /* failure.c (cold). id: the stream id of exception info, kept by the
      * struct across reuse. When stopping is set, tasks whose id is at most
@@ -637,7 +656,7 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
 /* THE LIFETIME RULE. A call that races the destruction of the stream,
  * context, device session or runtime it uses either fails cleanly (107017,
  * 107002, 100001) or completes with its task run -- or, where CANN discards
- * work (force destroy, force reset, aclFinalize), discarded and reported as
+ * work (aclrtStreamAbort, force reset, aclFinalize), discarded and reported as
  * such (107023) to a caller waiting for it. It never hangs, never touches
  * another session, never touches freed or unmapped memory. Enforced in two
  * places only: aclsim__stream_resolve records the stream's epoch, and
@@ -647,6 +666,47 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
  * and every device closes before aclFinalize unmaps page-locked memory; so
  * an accepted task always runs or is discarded and counted, which wakes
  * every waiter. */
+
+/* Force-destroys s (its handle already freed, as for aclsim__stream_destroy):
+ * closes it and returns at once; queued work still runs, and the worker that
+ * takes the stream IDLE unlinks and recycles it. aclrtSynchronizeDevice,
+ * aclrtBinaryUnLoad and resets still wait for it (it stays on its context's
+ * list until then). */
+void aclsim__stream_detach(struct aclsim__stream *s);
+/* Called (s->lock held) by whoever sets s->state to IDLE: true if s is a
+ * detached stream that has now drained, and the caller must call
+ * aclsim__stream_retire(s) once it has released the lock. */
+bool aclsim__stream_idle(struct aclsim__stream *s);
+void aclsim__stream_retire(struct aclsim__stream *s);
+/* Discards the not-started work of a stream that is linked to ctx and being
+ * destroyed by someone else (force reset meeting a detached stream). Caller
+ * holds ctx->lock, which keeps s linked; it is released meanwhile. */
+void aclsim__stream_discard_linked(struct aclsim__stream *s, struct aclsim__context *ctx);
+struct aclsim__sref;
+/* aclrtStreamAbort: discards the not-started work of the resolved stream
+ * (and what is submitted meanwhile), waits until no task of it runs (bounded
+ * by the task running now), then opens it for new work again. false if the
+ * stream was destroyed since it was resolved. */
+bool aclsim__stream_abort(struct aclsim__sref ref);
+/* Creates a user stream of the current context with these flags and
+ * priority (already checked) and tells the stream state callbacks. */
+aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t priority,
+                                   const char *api);
+/* A default stream that now exists for the program (its device opened, its
+ * context created): marks it announced and returns its handle, for
+ * aclsim__stream_state_notify(handle, true) once rt.lock (held here) is
+ * released. */
+void *aclsim__stream_announce(struct aclsim__stream *s);
+/* Streams of dev alive (default streams included), and the SoC's maximum. */
+uint32_t aclsim__streams_live(struct aclsim__device *dev);
+uint32_t aclsim__streams_max(void);
+/* Force reset/aclFinalize: discards the not-started work of every stream of
+ * ctx at once (before any of them is waited for). */
+void aclsim__context_discard_all(struct aclsim__context *ctx);
+/* aclsim__device_synchronize for at most timeout_ms (< 0: forever): 507046
+ * when the time runs out. */
+aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t timeout_ms,
+                                            const char *api);
 
 /* A stream as an API call resolved it: the struct, its epoch then, and the
  * user's handle (NULL: the context's default stream). */
@@ -668,11 +728,20 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
  * those beyond a bounded cache. Caller holds s->lock. */
 void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task *first,
                                   struct aclsim__task *last, uint64_t n);
+/* *ts = CLOCK_REALTIME now + ms (for pthread_cond_timedwait). */
+void aclsim__deadline_after(struct timespec *ts, int32_t ms);
 /* Blocks until the stream completed seq tasks; timeout_ms < 0 waits forever.
  * false on timeout. */
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
 /* aclFinalize: destroys the events the program did not destroy. */
 void aclsim__events_finalize(void);
+/* callback.c: aclFinalize forgets every subscription and wakes the threads
+ * waiting in aclrtProcessReport/aclrtProcessHostFunc (107012). */
+void aclsim__callbacks_finalize(void);
+/* stream-control.c: aclrtRegStreamStateCallback's callbacks for a stream
+ * handle just created (create true) or about to be destroyed. Call with no
+ * lock held. */
+void aclsim__stream_state_notify(void *handle, bool create);
 /* aclFinalize: destroys the notifies and counting notifies left (notify.c). */
 void aclsim__notifies_finalize(void);
 void aclsim__notifies_forget_after_fork(void);   /* THE FORK RULE */
@@ -1083,6 +1152,8 @@ void aclsim__events_forget_after_fork(void);
 void aclsim__binaries_forget_after_fork(void);
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
 void aclsim__memory_forget_after_fork(void);
+void aclsim__callbacks_forget_after_fork(void);          /* subscriptions; stream state callbacks' lock */
+void aclsim__stream_state_forget_after_fork(void);
 void aclsim__ranges_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);

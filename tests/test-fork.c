@@ -43,6 +43,16 @@
 #ifndef CHILD_MAY_START_THREADS
 #define CHILD_MAY_START_THREADS 1
 #endif
+
+/* AddressSanitizer (GCC 12) does not guard its allocator across fork(): a
+ * child forked while other threads allocate can inherit the allocator's lock
+ * held, and its first new thread then blocks forever inside ASan. Under ASan
+ * the fork-while-busy children therefore stop after aclFinalize too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BUSY_CHILD_MAY_START_THREADS 0
+#else
+#define BUSY_CHILD_MAY_START_THREADS CHILD_MAY_START_THREADS
+#endif
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void) { return "die_after_fork=0"; }
 
@@ -271,6 +281,17 @@ static int child_starts_over(void *arg)
     return start_over();
 }
 
+/* The child of a busy parent: under ASan it only discards the inherited
+ * session (see BUSY_CHILD_MAY_START_THREADS). */
+static int child_of_busy_parent(void *arg)
+{
+    if (BUSY_CHILD_MAY_START_THREADS)
+        return child_starts_over(arg);
+    CHILD_CHECK(aclFinalize() == ACL_SUCCESS);
+    CHILD_CHECK(aclFinalize() == ACL_ERROR_REPEAT_FINALIZE);
+    return 0;
+}
+
 /* Fork while the parent's workers run a host function and another thread
  * copies and launches non-stop: whatever locks they held at fork() must not
  * hang the child's aclFinalize. */
@@ -319,7 +340,7 @@ static void test_fork_while_busy(void **state)
     int failed = 0;
     for (int round = 0; round < BUSY_ROUNDS && !failed; round++) {
         sleep_ms(3);
-        int st = run_child(child_starts_over, NULL);
+        int st = run_child(child_of_busy_parent, NULL);
         if (st != 0) {
             print_error("round %d: child status %d\n", round, st);
             failed = 1;

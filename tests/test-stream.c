@@ -29,6 +29,10 @@
 #include "acl/acl.h"
 #include "common.h"
 
+#ifndef ACLSIM_TEST_KERNELS_PATH
+#error "ACLSIM_TEST_KERNELS_PATH is not defined (no tests/kernels/*.c?)"
+#endif
+
 #define WORKERS 2         /* ACLSIM_WORKERS used by every test here (setup_gated) */
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -385,61 +389,62 @@ static void test_destroy_waits_for_queued_work(void **state)
     expect_msg("aclrtSynchronizeStream", "stream");
 }
 
-/* Releases the blocker only once the stream's handle is dead, i.e. once
- * aclrtDestroyStreamForce is under way on the main thread. */
-struct force_releaser {
-    struct blocker *b;
-    aclrtContext ctx;
-    aclrtStream s;
-    aclError last;
-};
-
-static void release_after_destroy_started(void *arg)
+/* A new stream running a blocker (started) with n count_fn tasks behind it. */
+static aclrtStream blocked_stream(struct blocker *b, atomic_int *ran, int n)
 {
-    struct force_releaser *r = arg;
-    aclrtSetCurrentContext(r->ctx);
-    gate_wait(&r->b->started, WAIT_MS);
-    for (int i = 0; i < WAIT_MS; i++) {
-        r->last = aclrtSynchronizeStreamWithTimeout(r->s, 1);
-        if (r->last == ACL_ERROR_RT_INVALID_HANDLE)
-            break;
-    }
-    sleep_ms(50);   /* let the destroy discard the queue */
-    gate_open(&r->b->release);
+    blocker_init(b);
+    aclrtStream s;
+    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+    assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, b), ACL_SUCCESS);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(aclrtLaunchHostFunc(s, count_fn, ran), ACL_SUCCESS);
+    assert_true(gate_wait(&b->started, WAIT_MS));
+    return s;
 }
 
-static void test_destroy_force_discards_queued_work(void **state)
+/* aclrtDestroyStreamForce returns at once, even with a task running and more
+ * queued, and the handle is dead at once; the work already submitted still
+ * runs to completion (as on hardware, where it is on the device already), and
+ * aclrtSynchronizeDevice waits for it. */
+static void test_destroy_force_runs_queued_work(void **state)
 {
     (void)state;
     enum { N = 20 };
     static atomic_int ran = 0;
     static struct blocker b;
-    blocker_init(&b);
-    aclrtStream s;
-    assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
-    assert_int_equal(aclrtLaunchHostFunc(s, blocker_fn, &b), ACL_SUCCESS);
-    for (int i = 0; i < N; i++)
-        assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_SUCCESS);
-    assert_true(gate_wait(&b.started, WAIT_MS));
-
-    static struct force_releaser r;
-    r = (struct force_releaser){&b, current_context(), s, ACL_SUCCESS};
-    static struct call c;
-    call_start(&c, release_after_destroy_started, &r);
-    assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);
-    assert_true(call_wait(&c, 2 * WAIT_MS));
-    assert_int_equal(r.last, ACL_ERROR_RT_INVALID_HANDLE);
-    assert_true(gate_wait(&b.finished, WAIT_MS));
-    assert_true(atomic_load(&b.released_ok));
-    sleep_ms(20);
-    if (atomic_load(&ran) != 0)
-        fail_msg("%d of %d host functions queued behind the running one ran after "
-                 "aclrtDestroyStreamForce", atomic_load(&ran), N);
+    uint32_t initial;
+    assert_int_equal(aclrtGetStreamAvailableNum(&initial), ACL_SUCCESS);
+    aclrtStream s = blocked_stream(&b, &ran, N);
+    assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);   /* blocker still running */
+    assert_false(gate_is_open(&b.finished));
     assert_int_equal(aclrtLaunchHostFunc(s, count_fn, &ran), ACL_ERROR_RT_INVALID_HANDLE);
     expect_msg("aclrtLaunchHostFunc", "stream");
+    assert_int_equal(aclrtSynchronizeStream(s), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtSynchronizeStream", "stream");
+    assert_int_equal(aclrtDestroyStreamForce(s), ACL_ERROR_RT_INVALID_HANDLE);
+    expect_msg("aclrtDestroyStreamForce", "not a live stream");
+    assert_int_equal(atomic_load(&ran), 0);
+
+    gate_open(&b.release);
+    assert_int_equal(aclrtSynchronizeDeviceWithTimeout(WAIT_MS), ACL_SUCCESS);
+    assert_true(atomic_load(&b.released_ok));
+    assert_int_equal(atomic_load(&ran), N);   /* all of it ran, in the background */
+
+    /* The drained stream is recycled (by its worker, right after its last
+     * task counted as done): the available count comes back. */
+    uint32_t now = 0;
+    for (int k = 0; k < WAIT_MS; k++) {
+        assert_int_equal(aclrtGetStreamAvailableNum(&now), ACL_SUCCESS);
+        if (now == initial)
+            break;
+        sleep_ms(1);
+    }
+    assert_int_equal(now, initial);
 }
 
-/* Force-destroying a stream parked on an event returns at once and drops its queue. */
+/* Force-destroying a stream parked on an event returns at once; its queue runs
+ * once the event is recorded, and aclrtSynchronizeDevice (and a plain device
+ * reset) wait for it. */
 static void destroy_force_call(void *arg)
 {
     aclrtStream *s = arg;
@@ -475,13 +480,72 @@ static void test_destroy_force_parked_stream(void **state)
         fail_msg("aclrtDestroyStreamForce of a stream waiting on an event did not return");
     assert_int_equal((aclError)(intptr_t)arg, ACL_SUCCESS);
     assert_false(gate_is_open(&b.finished));
-    gate_open(&b.release);
-    assert_int_equal(aclrtSynchronizeStream(a), ACL_SUCCESS);
-    assert_int_equal(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
-    sleep_ms(20);
+    /* the device still has the parked stream's work: a bounded sync times out */
+    assert_int_equal(aclrtSynchronizeDeviceWithTimeout(30), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    expect_msg("aclrtSynchronizeDeviceWithTimeout", "still has work");
     assert_int_equal(atomic_load(&ran), 0);
+    gate_open(&b.release);
+    assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&ran), N);
     assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
     assert_int_equal(aclrtDestroyStream(a), ACL_SUCCESS);
+}
+
+/* aclrtBinaryUnLoad waits for the work of a force-destroyed stream too (a
+ * kernel of the binary might be queued there). */
+static aclrtBinHandle unload_bin;
+static aclError unload_err;
+static void unload_call(void *arg)
+{
+    (void)arg;
+    unload_err = aclrtBinaryUnLoad(unload_bin);
+}
+
+static void test_destroy_force_then_unload(void **state)
+{
+    (void)state;
+    OK(aclrtBinaryLoadFromFile(ACLSIM_TEST_KERNELS_PATH, NULL, &unload_bin));
+    static atomic_int ran = 0;
+    static struct blocker b;
+    aclrtStream s = blocked_stream(&b, &ran, 3);
+    OK(aclrtDestroyStreamForce(s));
+    static struct call c;
+    unload_err = -1;
+    call_start(&c, unload_call, NULL);
+    sleep_ms(30);
+    assert_false(gate_is_open(&c.done));   /* waiting for the drained stream */
+    gate_open(&b.release);
+    assert_true(call_wait(&c, WAIT_MS));
+    assert_int_equal(unload_err, ACL_SUCCESS);
+    assert_int_equal(atomic_load(&ran), 3);
+}
+
+/* A plain reset waits for a force-destroyed stream's work; a forced reset
+ * discards what has not started. */
+static int32_t reset_dev;
+static void reset_call(void *arg) { (void)arg; aclrtResetDevice(reset_dev); }
+static void reset_force_call(void *arg) { (void)arg; aclrtResetDeviceForce(reset_dev); }
+
+static void test_destroy_force_then_reset(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    for (int forced = 0; forced < 2; forced++) {
+        static atomic_int ran;
+        atomic_store(&ran, 0);
+        static struct blocker b;
+        aclrtStream s = blocked_stream(&b, &ran, N);
+        assert_int_equal(aclrtDestroyStreamForce(s), ACL_SUCCESS);
+        static struct call c;
+        int32_t dev = reset_dev = current_device();
+        call_start(&c, forced ? reset_force_call : reset_call, NULL);
+        sleep_ms(30);
+        assert_false(gate_is_open(&c.done));   /* it waits for the running blocker */
+        gate_open(&b.release);
+        assert_true(call_wait(&c, WAIT_MS));
+        assert_int_equal(atomic_load(&ran), forced ? 0 : N);
+        assert_int_equal(aclrtSetDevice(dev), ACL_SUCCESS);
+    }
 }
 
 static void test_bad_stream_handles(void **state)
@@ -946,6 +1010,737 @@ static void test_host_function_cannot_wait_for_itself(void **state)
     ASSERT_OK(aclrtDestroyStream(r.stream));   /* still alive and usable from the host */
 }
 
+/* Threads create streams, queue work and force-destroy them while another
+ * synchronizes the device: every task queued still runs, nothing leaks
+ * (the streams come back: the available count returns to where it was). */
+struct force_racer { aclrtContext ctx; atomic_int *ran; atomic_int bad; };
+
+static void *force_race(void *arg)
+{
+    struct force_racer *r = arg;
+    aclrtSetCurrentContext(r->ctx);
+    for (int i = 0; i < 100; i++) {
+        aclrtStream s;
+        if (aclrtCreateStream(&s) != ACL_SUCCESS) {
+            atomic_fetch_add(&r->bad, 1);
+            continue;
+        }
+        for (int k = 0; k < 5; k++)
+            if (aclrtLaunchHostFunc(s, count_fn, r->ran) != ACL_SUCCESS)
+                atomic_fetch_add(&r->bad, 1);
+        if (aclrtDestroyStreamForce(s) != ACL_SUCCESS)
+            atomic_fetch_add(&r->bad, 1);
+        if (i % 10 == 0 && aclrtSynchronizeDevice() != ACL_SUCCESS)
+            atomic_fetch_add(&r->bad, 1);
+    }
+    return NULL;
+}
+
+static void test_force_destroy_races(void **state)
+{
+    (void)state;
+    enum { T = 4 };
+    static atomic_int ran = 0;
+    static struct force_racer r[T];
+    uint32_t before, after;
+    assert_int_equal(aclrtGetStreamAvailableNum(&before), ACL_SUCCESS);
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        r[i] = (struct force_racer){.ctx = current_context(), .ran = &ran};
+        assert_int_equal(pthread_create(&th[i], NULL, force_race, &r[i]), 0);
+    }
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(atomic_load(&r[i].bad), 0);
+    }
+    assert_int_equal(aclrtSynchronizeDeviceWithTimeout(WAIT_MS), ACL_SUCCESS);
+    assert_int_equal(atomic_load(&ran), T * 100 * 5);
+    for (int k = 0; k < WAIT_MS; k++) {   /* the last drained streams are being recycled */
+        assert_int_equal(aclrtGetStreamAvailableNum(&after), ACL_SUCCESS);
+        if (after == before)
+            break;
+        sleep_ms(1);
+    }
+    assert_int_equal(after, before);
+}
+
+/* ---- the stream API of issue 8 -------------------------------------------------- */
+
+
+/* Id, flags and priority as created; the priority range. */
+static void test_stream_properties(void **state)
+{
+    (void)state;
+    int32_t least = -1, greatest = -1;
+    OK(aclrtDeviceGetStreamPriorityRange(&least, &greatest));
+    assert_int_equal(least, 7);
+    assert_int_equal(greatest, 0);
+    OK(aclrtDeviceGetStreamPriorityRange(NULL, &greatest));   /* either may be NULL */
+    OK(aclrtDeviceGetStreamPriorityRange(&least, NULL));
+
+    aclrtStream a, b, c;
+    OK(aclrtCreateStream(&a));
+    OK(aclrtCreateStreamWithConfig(&b, 3, ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC));
+    OK(aclrtCreateStreamWithConfig(&c, 100, ACL_STREAM_HUGE | 0x10000u));   /* clamped; unknown bit dropped */
+    int32_t ida, idb, idc, idd;
+    OK(aclrtStreamGetId(a, &ida));
+    OK(aclrtStreamGetId(b, &idb));
+    OK(aclrtStreamGetId(c, &idc));
+    OK(aclrtStreamGetId(NULL, &idd));
+    assert_true(ida >= 0 && idb >= 0 && idc >= 0 && idd >= 0);
+    assert_true(ida != idb && ida != idc && idb != idc && idd != ida && idd != idb && idd != idc);
+    uint32_t v;
+    OK(aclrtStreamGetFlags(a, &v));
+    assert_int_equal(v, 0);
+    OK(aclrtStreamGetFlags(b, &v));
+    assert_int_equal(v, ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC);
+    OK(aclrtStreamGetFlags(c, &v));
+    assert_int_equal(v, ACL_STREAM_HUGE);
+    OK(aclrtStreamGetFlags(NULL, &v));
+    assert_int_equal(v, 0);
+    OK(aclrtStreamGetPriority(a, &v));
+    assert_int_equal(v, 0);
+    OK(aclrtStreamGetPriority(b, &v));
+    assert_int_equal(v, 3);
+    OK(aclrtStreamGetPriority(c, &v));
+    assert_int_equal(v, 7);
+    OK(aclrtStreamGetPriority(NULL, &v));
+    assert_int_equal(v, 0);
+
+    /* the flags aclsim cannot honour */
+    aclrtStream x = NULL;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "persistent",
+               aclrtCreateStreamWithConfig(&x, 0, ACL_STREAM_PERSISTENT));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "CPU-schedule",
+               aclrtCreateStreamWithConfig(&x, 0, ACL_STREAM_CPU_SCHEDULE));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "device-use-only",
+               aclrtCreateStreamWithConfig(&x, 0, ACL_STREAM_DEVICE_USE_ONLY));
+    assert_null(x);
+
+    /* NULL outputs; dead handles */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "streamId", aclrtStreamGetId(a, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flags", aclrtStreamGetFlags(a, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "priority", aclrtStreamGetPriority(a, NULL));
+    OK(aclrtDestroyStream(c));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtStreamGetId(c, &idc));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtStreamGetFlags(c, &v));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtStreamGetPriority(c, &v));
+    /* another context's stream */
+    aclrtContext ctx0 = current_context(), ctx1;
+    OK(aclrtCreateContext(&ctx1, 1));
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_CONTEXT, "context", aclrtStreamGetId(a, &ida));
+    OK(aclrtDestroyContext(ctx1));
+    OK(aclrtSetCurrentContext(ctx0));
+    OK(aclrtDestroyStream(a));
+    OK(aclrtDestroyStream(b));
+}
+
+/* A free worker takes the waiting stream of greatest priority (0) first. */
+static void test_priority_order(void **state)
+{
+    (void)state;
+    static struct blocker b1, b2;
+    static struct log log;
+    static struct entry low = {&log, 7}, high = {&log, 0}, mid = {&log, 3};
+    log_init(&log);
+    static atomic_int unused = 0;
+    aclrtStream x1 = blocked_stream(&b1, &unused, 0);   /* both workers busy */
+    aclrtStream x2 = blocked_stream(&b2, &unused, 0);
+    aclrtStream l, h, m;
+    OK(aclrtCreateStreamWithConfig(&l, 7, 0));
+    OK(aclrtCreateStreamWithConfig(&m, 0, 0));
+    OK(aclrtCreateStreamWithConfig(&h, 0, 0));
+    aclrtStreamAttrValue v = {.streamPriority = 3};
+    OK(aclrtSetStreamAttribute(m, ACL_STREAM_ATTR_PRIORITY, &v));
+    OK(aclrtLaunchHostFunc(l, append_fn, &low));    /* queued first, least priority */
+    OK(aclrtLaunchHostFunc(m, append_fn, &mid));
+    OK(aclrtLaunchHostFunc(h, append_fn, &high));   /* queued last, greatest priority */
+    sleep_ms(10);
+    assert_int_equal(log_count(&log), 0);
+    gate_open(&b1.release);   /* one worker frees up: it runs them in priority order */
+    OK(aclrtSynchronizeStreamWithTimeout(l, WAIT_MS));
+    assert_int_equal(log_count(&log), 3);
+    assert_int_equal(log.v[0], 0);
+    assert_int_equal(log.v[1], 3);
+    assert_int_equal(log.v[2], 7);
+    gate_open(&b2.release);
+    OK(aclrtSynchronizeDevice());
+    aclrtStream all[] = {x1, x2, l, m, h};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        OK(aclrtDestroyStream(all[i]));
+}
+
+/* aclrtStreamQuery follows the stream's work. */
+static void test_stream_query(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    aclrtStreamStatus st = ACL_STREAM_STATUS_RESERVED;
+    OK(aclrtStreamQuery(s, &st));
+    assert_int_equal(st, ACL_STREAM_STATUS_COMPLETE);
+    static struct blocker b;
+    blocker_init(&b);
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &b));
+    assert_true(gate_wait(&b.started, WAIT_MS));
+    OK(aclrtStreamQuery(s, &st));
+    assert_int_equal(st, ACL_STREAM_STATUS_NOT_READY);
+    gate_open(&b.release);
+    OK(aclrtSynchronizeStream(s));
+    OK(aclrtStreamQuery(s, &st));
+    assert_int_equal(st, ACL_STREAM_STATUS_COMPLETE);
+    OK(aclrtStreamQuery(NULL, &st));
+    assert_int_equal(st, ACL_STREAM_STATUS_COMPLETE);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "status", aclrtStreamQuery(s, NULL));
+    OK(aclrtDestroyStream(s));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtStreamQuery(s, &st));
+}
+
+/* The default stream's handle: usable like NULL, not destroyable. */
+static void test_current_default_stream(void **state)
+{
+    (void)state;
+    aclrtStream d = NULL, d2 = NULL;
+    OK(aclrtCtxGetCurrentDefaultStream(&d));
+    assert_non_null(d);
+    OK(aclrtCtxGetCurrentDefaultStream(&d2));
+    assert_ptr_equal(d, d2);
+    static atomic_int n = 0;
+    static struct blocker b;
+    blocker_init(&b);
+    OK(aclrtLaunchHostFunc(NULL, blocker_fn, &b));
+    OK(aclrtLaunchHostFunc(d, count_fn, &n));   /* same stream: after the blocker */
+    assert_true(gate_wait(&b.started, WAIT_MS));
+    sleep_ms(10);
+    assert_int_equal(atomic_load(&n), 0);
+    gate_open(&b.release);
+    OK(aclrtSynchronizeStream(d));
+    assert_int_equal(atomic_load(&n), 1);
+    int32_t id1, id2;
+    OK(aclrtStreamGetId(d, &id1));
+    OK(aclrtStreamGetId(NULL, &id2));
+    assert_int_equal(id1, id2);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "default stream", aclrtDestroyStream(d));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "default stream", aclrtDestroyStreamForce(d));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtCtxGetCurrentDefaultStream(NULL));
+    /* another context has another default stream; a reset kills the handle */
+    aclrtContext ctx0 = current_context(), ctx1;
+    OK(aclrtCreateContext(&ctx1, 0));
+    OK(aclrtCtxGetCurrentDefaultStream(&d2));
+    assert_ptr_not_equal(d, d2);
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_CONTEXT, "context", aclrtSynchronizeStream(d));
+    OK(aclrtDestroyContext(ctx1));
+    OK(aclrtSetCurrentContext(ctx0));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtSynchronizeStream(d2));
+    OK(aclrtResetDeviceForce(0));
+    OK(aclrtSetDevice(0));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtSynchronizeStream(d));
+}
+
+/* Streams available = the SoC's maximum minus the live ones; the limit holds. */
+static void test_stream_limit(void **state)
+{
+    (void)state;
+    uint32_t n0, n1;
+    OK(aclrtGetStreamAvailableNum(&n0));
+    assert_int_equal(n0, 1984 - 1);   /* Ascend910B1; the default stream counts */
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    OK(aclrtGetStreamAvailableNum(&n1));
+    assert_int_equal(n1, n0 - 1);
+    OK(aclrtDestroyStream(s));
+    OK(aclrtGetStreamAvailableNum(&n1));
+    assert_int_equal(n1, n0);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "streamCount", aclrtGetStreamAvailableNum(NULL));
+
+    reinit_with_soc("Ascend310B1");   /* 512 streams per device */
+    static aclrtStream many[512];
+    OK(aclrtGetStreamAvailableNum(&n0));
+    assert_int_equal(n0, 511);
+    for (uint32_t i = 0; i < n0; i++)
+        OK(aclrtCreateStream(&many[i]));
+    OK(aclrtGetStreamAvailableNum(&n1));
+    assert_int_equal(n1, 0);
+    aclrtStream extra = NULL;
+    EXPECT_ERR(ACL_ERROR_RT_NO_STREAM_RESOURCE, "512", aclrtCreateStream(&extra));
+    assert_null(extra);
+    OK(aclrtDestroyStreamForce(many[0]));
+    OK(aclrtCreateStream(&extra));
+    for (uint32_t i = 1; i < n0; i++)
+        OK(aclrtDestroyStream(many[i]));
+    OK(aclrtDestroyStream(extra));
+
+    reinit_with_soc("IPV350");
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "streamCount", aclrtGetStreamAvailableNum(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtGetStreamAvailableNum(&n1));
+}
+
+static void test_stream_attributes(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    aclrtStreamAttrValue v;
+    memset(&v, 0xff, sizeof v);
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
+    assert_int_equal(v.overflowSwitch, 1);   /* overflow detection is on by default */
+    assert_int_equal(v.reserve[3], 0);
+    v.overflowSwitch = 0;
+    OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
+    uint32_t sw = 1;
+    OK(aclrtGetStreamOverflowSwitch(s, &sw));   /* the same switch */
+    assert_int_equal(sw, 0);
+    OK(aclrtSetStreamOverflowSwitch(s, 1));
+    v.userCustomTag = 0xabc;
+    OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    v.cacheOpInfoSwitch = 1;
+    OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_CACHE_OP_INFO, &v));
+    v.streamPriority = 5;
+    OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
+    assert_int_equal(v.overflowSwitch, 1);
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    assert_int_equal(v.userCustomTag, 0xabc);
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_CACHE_OP_INFO, &v));
+    assert_int_equal(v.cacheOpInfoSwitch, 1);
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
+    assert_int_equal(v.streamPriority, 5);
+    uint32_t prio;
+    OK(aclrtStreamGetPriority(s, &prio));
+    assert_int_equal(prio, 5);
+    /* the default stream, on this SoC (Ascend910B1) */
+    v.userCustomTag = 7;
+    OK(aclrtSetStreamAttribute(NULL, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    OK(aclrtGetStreamAttribute(NULL, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    assert_int_equal(v.userCustomTag, 7);
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    assert_int_equal(v.userCustomTag, 0xabc);   /* per stream */
+
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "value",
+               aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "value",
+               aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stmAttrType",
+               aclrtSetStreamAttribute(s, (aclrtStreamAttr)0, &v));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stmAttrType",
+               aclrtGetStreamAttribute(s, (aclrtStreamAttr)6, &v));
+    v.overflowSwitch = 2;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "overflowSwitch",
+               aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v));
+    v.streamPriority = 8;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "streamPriority",
+               aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
+    /* the failure mode attribute is aclrtSetStreamFailureMode's (failure.c) */
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    assert_int_equal(v.failureMode, ACL_CONTINUE_ON_FAILURE);
+    v.failureMode = ACL_STOP_ON_FAILURE;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "default stream",
+               aclrtSetStreamAttribute(NULL, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    memset(&v, 0, sizeof v);
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    assert_int_equal(v.failureMode, ACL_STOP_ON_FAILURE);
+    v.failureMode = ACL_CONTINUE_ON_FAILURE;   /* no way back (CANN) */
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACL_CONTINUE_ON_FAILURE",
+               aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE, &v));
+    OK(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
+    assert_int_equal(v.streamPriority, 5);   /* unchanged by the refused calls */
+    OK(aclrtDestroyStream(s));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream",
+               aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY, &v));
+
+    reinit_with_soc("Ascend310P1");   /* no default stream here */
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "default stream",
+               aclrtSetStreamAttribute(NULL, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    OK(aclrtCreateStream(&s));
+    OK(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v));
+    OK(aclrtDestroyStream(s));
+}
+
+/* aclrtSynchronizeDeviceWithTimeout: bounded, and CANN's checks. */
+static void test_synchronize_device_with_timeout(void **state)
+{
+    (void)state;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "timeout", aclrtSynchronizeDeviceWithTimeout(0));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "timeout", aclrtSynchronizeDeviceWithTimeout(-2));
+    OK(aclrtSynchronizeDeviceWithTimeout(-1));
+    static struct blocker b;
+    blocker_init(&b);
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &b));
+    time_t t0 = time(NULL);
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "50 ms", aclrtSynchronizeDeviceWithTimeout(50));
+    assert_true(time(NULL) - t0 <= 2);
+    gate_open(&b.release);
+    OK(aclrtSynchronizeDeviceWithTimeout(WAIT_MS));
+    OK(aclrtDestroyStream(s));
+    reinit_with_soc("IPV350");
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "timeout", aclrtSynchronizeDeviceWithTimeout(0));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtSynchronizeDeviceWithTimeout(10));
+}
+
+/* aclrtStreamAbort: the running task finishes, the pending ones are discarded,
+ * a synchronize across it gets 107023, a pageable copy discarded by it too;
+ * the stream works again afterwards. */
+struct sync_result { aclrtContext ctx; aclrtStream s; aclError err; };
+
+static void sync_call(void *arg)
+{
+    struct sync_result *r = arg;
+    aclrtSetCurrentContext(r->ctx);
+    r->err = aclrtSynchronizeStream(r->s);
+}
+
+struct abort_copy { aclrtContext ctx; aclrtStream s; void *dst; char src[64]; aclError err; };
+
+static void pageable_copy_call(void *arg)
+{
+    struct abort_copy *c = arg;
+    aclrtSetCurrentContext(c->ctx);
+    c->err = aclrtMemcpyAsync(c->dst, 64, c->src, 64, ACL_MEMCPY_HOST_TO_DEVICE, c->s);
+}
+
+static void release_after_50ms(void *arg)
+{
+    sleep_ms(50);
+    gate_open(&((struct blocker *)arg)->release);
+}
+
+static void test_stream_abort(void **state)
+{
+    (void)state;
+    enum { N = 20 };
+    static atomic_int ran = 0;
+    static struct blocker b;
+    void *dev;
+    OK(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    aclrtStream s = blocked_stream(&b, &ran, N);
+    static struct sync_result sr;
+    sr = (struct sync_result){current_context(), s, ACL_SUCCESS};
+    static struct call sc, cc, rc;
+    call_start(&sc, sync_call, &sr);
+    static struct abort_copy cp;
+    cp = (struct abort_copy){.ctx = current_context(), .s = s, .dst = dev};
+    call_start(&cc, pageable_copy_call, &cp);
+    sleep_ms(20);   /* both wait now */
+    call_start(&rc, release_after_50ms, &b);
+    OK(aclrtStreamAbort(s));   /* returns once the running blocker has finished */
+    assert_true(gate_is_open(&b.finished));
+    assert_true(atomic_load(&b.released_ok));
+    assert_true(call_wait(&sc, WAIT_MS));
+    assert_true(call_wait(&cc, WAIT_MS));
+    assert_true(call_wait(&rc, WAIT_MS));
+    assert_int_equal(sr.err, ACL_ERROR_RT_STREAM_ABORT);
+    assert_int_equal(cp.err, ACL_ERROR_RT_STREAM_ABORT);
+    sleep_ms(10);
+    assert_int_equal(atomic_load(&ran), 0);
+    aclrtStreamStatus st;
+    OK(aclrtStreamQuery(s, &st));
+    assert_int_equal(st, ACL_STREAM_STATUS_COMPLETE);
+    /* usable again */
+    OK(aclrtLaunchHostFunc(s, count_fn, &ran));
+    OK(aclrtSynchronizeStream(s));
+    assert_int_equal(atomic_load(&ran), 1);
+    OK(aclrtStreamAbort(s));   /* idle: nothing to do */
+    OK(aclrtStreamAbort(NULL));
+    OK(aclrtSynchronizeStream(s));
+    OK(aclrtDestroyStream(s));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtStreamAbort(s));
+    OK(aclrtFree(dev));
+
+    reinit_with_soc("Ascend310P1");
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P1", aclrtStreamAbort(NULL));
+}
+
+/* A host function may not abort its own stream (it would wait for itself). */
+static struct { aclrtContext ctx; aclrtStream s; aclError err; } self_abort;
+
+static void abort_self(void *arg)
+{
+    (void)arg;
+    aclrtSetCurrentContext(self_abort.ctx);
+    self_abort.err = aclrtStreamAbort(self_abort.s);
+}
+
+static void test_stream_abort_self(void **state)
+{
+    (void)state;
+#define x self_abort
+    x.ctx = current_context();
+    OK(aclrtCreateStream(&x.s));
+    x.err = ACL_SUCCESS;
+    OK(aclrtLaunchHostFunc(x.s, abort_self, &x));
+    OK(aclrtSynchronizeStream(x.s));
+    assert_int_equal(x.err, ACL_ERROR_RT_INTERNAL_ERROR);
+    OK(aclrtDestroyStream(x.s));
+#undef x
+}
+
+/* Concurrent aborts, submissions and syncs on one stream: nothing hangs, every
+ * call returns one of its documented codes. */
+struct abort_racer { aclrtContext ctx; aclrtStream s; int role; atomic_int bad; atomic_int *ran; };
+
+static void *abort_race(void *arg)
+{
+    struct abort_racer *r = arg;
+    aclrtSetCurrentContext(r->ctx);
+    for (int i = 0; i < 200; i++) {
+        aclError e;
+        if (r->role == 0)
+            e = aclrtStreamAbort(r->s);
+        else if (r->role == 1)
+            e = aclrtLaunchHostFunc(r->s, count_fn, r->ran);
+        else
+            e = aclrtSynchronizeStreamWithTimeout(r->s, WAIT_MS);
+        if (e != ACL_SUCCESS && !(r->role == 2 && e == ACL_ERROR_RT_STREAM_ABORT))
+            atomic_fetch_add(&r->bad, 1);
+        drain_msg();
+    }
+    return NULL;
+}
+
+static void test_stream_abort_races(void **state)
+{
+    (void)state;
+    static atomic_int ran = 0;
+    static struct abort_racer r[3];
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        r[i] = (struct abort_racer){.ctx = current_context(), .s = s, .role = i, .ran = &ran};
+        assert_int_equal(pthread_create(&th[i], NULL, abort_race, &r[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(atomic_load(&r[i].bad), 0);
+    }
+    OK(aclrtSynchronizeStream(s));
+    int before = atomic_load(&ran);
+    OK(aclrtLaunchHostFunc(s, count_fn, &ran));
+    OK(aclrtSynchronizeStream(s));
+    assert_int_equal(atomic_load(&ran), before + 1);
+    OK(aclrtDestroyStream(s));
+}
+
+static void test_stream_stop_and_model_streams(void **state)
+{
+    (void)state;
+    aclrtStream s, t;
+    OK(aclrtCreateStream(&s));
+    OK(aclrtCreateStream(&t));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "default stream", aclrtStreamStop(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "running task", aclrtStreamStop(s));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "stream", aclrtStreamStop((aclrtStream)8));
+
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "activeStream", aclrtActiveStream(NULL, s));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtActiveStream(s, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_MODEL, "model", aclrtActiveStream(t, s));
+    int32_t l = 1, r = 1;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "leftValue",
+               aclrtSwitchStream(NULL, ACL_RT_EQUAL, &r, ACL_RT_SWITCH_INT32, t, NULL, s));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "trueStream",
+               aclrtSwitchStream(&l, ACL_RT_EQUAL, &r, ACL_RT_SWITCH_INT32, NULL, NULL, s));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "falseStream",
+               aclrtSwitchStream(&l, ACL_RT_EQUAL, &r, ACL_RT_SWITCH_INT32, t, t, s));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "cond",
+               aclrtSwitchStream(&l, (aclrtCondition)9, &r, ACL_RT_SWITCH_INT32, t, NULL, s));
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_MODEL, "model",
+               aclrtSwitchStream(&l, ACL_RT_EQUAL, &r, ACL_RT_SWITCH_INT64, t, NULL, s));
+    OK(aclrtDestroyStream(s));
+    OK(aclrtDestroyStream(t));
+
+    reinit_with_soc("Ascend910_9391");   /* A3: no model-stream switching, but stop exists */
+    OK(aclrtCreateStream(&s));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtActiveStream(s, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend910_9391", aclrtActiveStream(s, s));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "running task", aclrtStreamStop(s));
+    OK(aclrtDestroyStream(s));
+    reinit_with_soc("Ascend310P3");
+    OK(aclrtCreateStream(&s));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "default stream", aclrtStreamStop(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtStreamStop(s));
+    OK(aclrtDestroyStream(s));
+}
+
+/* aclrtCreateStreamV2 and the config handles exist on IPV350 only. */
+static void test_create_stream_v2(void **state)
+{
+    (void)state;
+    aclrtStream s = NULL;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtCreateStreamV2(NULL, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend910B1", aclrtCreateStreamV2(&s, NULL));
+    assert_null(aclrtCreateStreamConfigHandle());
+    expect_msg("aclrtCreateStreamConfigHandle", "Ascend910B1");
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "handle", aclrtDestroyStreamConfigHandle(NULL));
+
+    reinit_with_soc("IPV350");
+    aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
+    assert_non_null(h);
+    uint32_t prio = 6;
+    size_t flag = ACL_STREAM_FAST_SYNC;
+    void *work = NULL;
+    size_t wsize = 0;
+    OK(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &prio, sizeof prio));
+    OK(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_FLAG, &flag, sizeof flag));
+    OK(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_ADDR_PTR, &work, sizeof work));
+    OK(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_WORK_SIZE, &wsize, sizeof wsize));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "valueSize",
+               aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &prio, sizeof flag));
+    prio = 8;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "priority",
+               aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, &prio, sizeof prio));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "attr",
+               aclrtSetStreamConfigOpt(h, (aclrtStreamConfigAttr)4, &prio, sizeof prio));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "attrValue",
+               aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY, NULL, sizeof prio));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "handle",
+               aclrtSetStreamConfigOpt(NULL, ACL_RT_STREAM_PRIORITY, &prio, sizeof prio));
+    OK(aclrtCreateStreamV2(&s, h));
+    aclrtStream d;
+    OK(aclrtCreateStreamV2(&d, NULL));
+    static atomic_int n = 0;
+    OK(aclrtLaunchHostFunc(s, count_fn, &n));
+    OK(aclrtSynchronizeStream(s));
+    assert_int_equal(atomic_load(&n), 1);
+    OK(aclrtDestroyStreamConfigHandle(h));
+    OK(aclrtDestroyStream(s));
+    OK(aclrtDestroyStream(d));
+    /* the other creation functions, force destroy, the timed synchronize and
+     * the query functions are not on IPV350 */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtCreateStream(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtCreateStream(&s));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtCreateStreamWithConfig(&s, 0, 0));
+    OK(aclrtCreateStreamV2(&s, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "timeout", aclrtSynchronizeStreamWithTimeout(s, 0));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtSynchronizeStreamWithTimeout(s, 10));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "stream", aclrtDestroyStreamForce(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtDestroyStreamForce(s));
+    OK(aclrtDestroyStream(s));
+    uint32_t v;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flags", aclrtStreamGetFlags(NULL, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtStreamGetFlags(NULL, &v));
+}
+
+/* aclrtRegStreamStateCallback: CREATE_POST after a stream exists, DESTROY_PRE
+ * before it goes, for user and default streams, in name order. */
+#define EV_MAX 64
+static struct { pthread_mutex_t m; int n; aclrtStream s[EV_MAX]; int state[EV_MAX]; void *args[EV_MAX]; } evs = {PTHREAD_MUTEX_INITIALIZER, 0, {0}, {0}, {0}};
+
+static void state_cb(aclrtStream stm, aclrtStreamState st, void *args)
+{
+    pthread_mutex_lock(&evs.m);
+    if (evs.n < EV_MAX) {
+        evs.s[evs.n] = stm;
+        evs.state[evs.n] = st;
+        evs.args[evs.n] = args;
+        evs.n++;
+    }
+    pthread_mutex_unlock(&evs.m);
+}
+
+/* Registering and unregistering state callbacks races with creating and
+ * destroying streams: every call succeeds, nothing hangs. */
+static atomic_int state_calls;
+static void counting_state_cb(aclrtStream stm, aclrtStreamState st, void *args)
+{
+    (void)stm;
+    (void)st;
+    (void)args;
+    atomic_fetch_add(&state_calls, 1);
+}
+
+struct state_racer { aclrtContext ctx; int role; atomic_int bad; };
+
+static void *state_race(void *arg)
+{
+    struct state_racer *r = arg;
+    aclrtSetCurrentContext(r->ctx);
+    char name[32];
+    for (int i = 0; i < 200; i++) {
+        if (r->role) {
+            snprintf(name, sizeof name, "racer-%d", i % 7);
+            if (aclrtRegStreamStateCallback(name, counting_state_cb, NULL) != ACL_SUCCESS)
+                drain_msg();   /* registered already by the last round: fine */
+            if (aclrtRegStreamStateCallback(name, NULL, NULL) != ACL_SUCCESS)
+                atomic_fetch_add(&r->bad, 1);
+        } else {
+            aclrtStream s;
+            if (aclrtCreateStream(&s) != ACL_SUCCESS || aclrtDestroyStream(s) != ACL_SUCCESS)
+                atomic_fetch_add(&r->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void test_stream_state_callback_races(void **state)
+{
+    (void)state;
+    static struct state_racer r[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        r[i] = (struct state_racer){.ctx = current_context(), .role = i == 2};
+        assert_int_equal(pthread_create(&th[i], NULL, state_race, &r[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(atomic_load(&r[i].bad), 0);
+    }
+    int before = atomic_load(&state_calls);
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));   /* every registration is gone again */
+    OK(aclrtDestroyStream(s));
+    assert_int_equal(atomic_load(&state_calls), before);
+}
+
+static void test_stream_state_callbacks(void **state)
+{
+    (void)state;
+    static int tag_a, tag_b;
+    evs.n = 0;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "regName", aclrtRegStreamStateCallback(NULL, state_cb, NULL));
+    OK(aclrtRegStreamStateCallback("b", state_cb, &tag_b));
+    OK(aclrtRegStreamStateCallback("a", state_cb, &tag_a));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "registered", aclrtRegStreamStateCallback("a", state_cb, NULL));
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    assert_int_equal(evs.n, 2);
+    assert_ptr_equal(evs.s[0], s);
+    assert_int_equal(evs.state[0], ACL_RT_STREAM_STATE_CREATE_POST);
+    assert_ptr_equal(evs.args[0], &tag_a);   /* in name order */
+    assert_ptr_equal(evs.args[1], &tag_b);
+    OK(aclrtDestroyStream(s));
+    assert_int_equal(evs.n, 4);
+    assert_ptr_equal(evs.s[2], s);
+    assert_int_equal(evs.state[2], ACL_RT_STREAM_STATE_DESTROY_PRE);
+    OK(aclrtRegStreamStateCallback("b", NULL, NULL));   /* unregister */
+    OK(aclrtRegStreamStateCallback("never", NULL, NULL));
+    OK(aclrtCreateStreamWithConfig(&s, 1, 0));
+    assert_int_equal(evs.n, 5);
+    OK(aclrtDestroyStreamForce(s));
+    assert_int_equal(evs.n, 6);
+    assert_int_equal(evs.state[5], ACL_RT_STREAM_STATE_DESTROY_PRE);
+    /* a device opening creates its default stream; its reset destroys it */
+    OK(aclrtSetDevice(1));
+    assert_int_equal(evs.n, 7);
+    assert_int_equal(evs.state[6], ACL_RT_STREAM_STATE_CREATE_POST);
+    aclrtStream d1;
+    OK(aclrtCtxGetCurrentDefaultStream(&d1));
+    assert_ptr_equal(evs.s[6], d1);
+    OK(aclrtResetDevice(1));
+    assert_int_equal(evs.n, 8);
+    assert_ptr_equal(evs.s[7], d1);
+    assert_int_equal(evs.state[7], ACL_RT_STREAM_STATE_DESTROY_PRE);
+    OK(aclrtRegStreamStateCallback("a", NULL, NULL));
+    OK(aclrtSetDevice(1));
+    OK(aclrtResetDevice(1));
+    assert_int_equal(evs.n, 8);
+    reinit_with_soc("IPV350");
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "regName", aclrtRegStreamStateCallback(NULL, state_cb, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtRegStreamStateCallback("a", state_cb, NULL));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
 
 int main(void)
@@ -960,8 +1755,25 @@ int main(void)
         T(test_null_stream_is_current_default),
         T(test_synchronize_with_timeout),
         T(test_destroy_waits_for_queued_work),
-        T(test_destroy_force_discards_queued_work),
+        T(test_destroy_force_runs_queued_work),
         T(test_destroy_force_parked_stream),
+        T(test_destroy_force_then_reset),
+        T(test_destroy_force_then_unload),
+        T(test_force_destroy_races),
+        T(test_stream_properties),
+        T(test_priority_order),
+        T(test_stream_query),
+        T(test_current_default_stream),
+        T(test_stream_limit),
+        T(test_stream_attributes),
+        T(test_synchronize_device_with_timeout),
+        T(test_stream_abort),
+        T(test_stream_abort_self),
+        T(test_stream_abort_races),
+        T(test_stream_stop_and_model_streams),
+        T(test_create_stream_v2),
+        T(test_stream_state_callbacks),
+        T(test_stream_state_callback_races),
         T(test_bad_stream_handles),
         T(test_null_arguments),
         T(test_create_with_config),

@@ -137,6 +137,10 @@ void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
             pthread_mutex_unlock(&ctx->lock);
             aclsim__stream_destroy(s, force);   /* unlinks it */
             pthread_mutex_lock(&ctx->lock);
+        } else if (force && !atomic_load(&s->discard)) {
+            /* Being destroyed elsewhere (aclrtDestroyStream, or force-
+             * destroyed and draining): a forced close discards its queue. */
+            aclsim__stream_discard_linked(s, ctx);
         } else {
             pthread_cond_wait(&ctx->unlinked, &ctx->lock);
         }
@@ -159,6 +163,8 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);
+    bool was_open = deviceId >= 0 && deviceId < ACLSIM_MAX_DEVICES &&
+                    atomic_load(&aclsim__devices[deviceId].open);
     aclError err = aclsim__device_acquire(deviceId, api);
     struct aclsim__context *ctx = NULL;
     if (!err) {
@@ -166,11 +172,17 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
         if (err)
             aclsim__device_release(deviceId, false, api);
     }
+    void *created[2] = {NULL, NULL};   /* default streams, for the stream state callbacks */
     if (!err) {
         aclsim__set_current(ctx);   /* as in CANN: the new context becomes current */
         *context = ctx->handle;
+        if (!was_open)
+            created[0] = aclsim__stream_announce(aclsim__devices[deviceId].default_ctx->default_stream);
+        created[1] = aclsim__stream_announce(ctx->default_stream);
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
+    aclsim__stream_state_notify(created[0], true);
+    aclsim__stream_state_notify(created[1], true);
     return err;
 }
 

@@ -79,6 +79,10 @@ static void close_device(struct aclsim__device *dev, bool force)
     for (struct aclsim__context *c = contexts; c; c = c->next_in_device)
         aclsim__handle_free(c->handle);
     pthread_mutex_unlock(&aclsim__rt.lock);
+    /* Forced: nothing that has not started runs, on any stream of any
+     * context (discard everything before waiting for any running task). */
+    for (struct aclsim__context *c = contexts; force && c; c = c->next_in_device)
+        aclsim__context_discard_all(c);
     while (contexts) {
         struct aclsim__context *next = contexts->next_in_device;
         aclsim__context_destroy(contexts, force);
@@ -150,10 +154,17 @@ aclError aclrtSetDevice(int32_t deviceId)
         return gate;
     aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
+    bool was_open = deviceId >= 0 && deviceId < ACLSIM_MAX_DEVICES &&
+                    atomic_load(&aclsim__devices[deviceId].open);
     aclError err = aclsim__device_acquire(deviceId, "aclrtSetDevice");
-    if (!err)
+    void *opened = NULL;   /* the new default stream, for the stream state callbacks */
+    if (!err) {
         aclsim__set_current(aclsim__devices[deviceId].default_ctx);
+        if (!was_open)
+            opened = aclsim__stream_announce(aclsim__devices[deviceId].default_ctx->default_stream);
+    }
     pthread_mutex_unlock(&aclsim__rt.lock);
+    aclsim__stream_state_notify(opened, true);
     if (!err)
         aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_POST);
     return err;
@@ -243,6 +254,7 @@ void aclsim__devices_forget_after_fork(void)
         dev->contexts = dev->default_ctx = NULL;
         dev->ready_head = dev->ready_tail = NULL;
         atomic_store(&dev->nready, 0);
+        atomic_store(&dev->nstreams, 0);   /* streams held by the parent's threads never return */
         dev->jobs = NULL;
         dev->refcount = dev->detached = dev->sleepers = 0;
         dev->closing = dev->spinner = dev->stop = false;

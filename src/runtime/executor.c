@@ -37,17 +37,30 @@ void aclsim__adaptive_mutex_init(pthread_mutex_t *m)
 
 /* ---- the executor ------------------------------------------------------ */
 
+/* The ready list is ordered by stream priority (0 first), first come first
+ * served within a priority: a stream goes behind every stream of its
+ * priority or a greater one (O(1) when all share one priority). */
 void aclsim__schedule(struct aclsim__stream *s)
 {
     struct aclsim__device *dev = s->device;
+    uint32_t prio = __atomic_load_n(&s->priority, __ATOMIC_RELAXED);
     pthread_mutex_lock(&dev->exec_lock);
-    s->next_ready = NULL;
+    s->ready_priority = prio;
     atomic_fetch_add_explicit(&dev->nready, 1, memory_order_relaxed);
-    if (dev->ready_tail)
-        dev->ready_tail->next_ready = s;
-    else
-        dev->ready_head = s;
-    dev->ready_tail = s;
+    if (!dev->ready_tail || dev->ready_tail->ready_priority <= prio) {
+        s->next_ready = NULL;
+        if (dev->ready_tail)
+            dev->ready_tail->next_ready = s;
+        else
+            dev->ready_head = s;
+        dev->ready_tail = s;
+    } else {
+        struct aclsim__stream **p = &dev->ready_head;
+        while ((*p)->ready_priority <= prio)
+            p = &(*p)->next_ready;
+        s->next_ready = *p;
+        *p = s;
+    }
     atomic_fetch_add_explicit(&dev->work_hint, 1, memory_order_release);
     if (dev->sleepers)
         pthread_cond_signal(&dev->exec_wake);
@@ -90,6 +103,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
         break;
     case ACLSIM_TASK_HOST_FUNC:
         t->u.host.fn(t->u.host.arg);
+        break;
+    case ACLSIM_TASK_CALLBACK:
+        t->u.cb.run(t->u.cb.arg);
         break;
     case ACLSIM_TASK_RECORD:
         aclsim__event_complete(t->u.event.event, t->u.event.seq, true);
@@ -144,6 +160,8 @@ static void discard_one(struct aclsim__task *t)
         aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
     else if (t->kind == ACLSIM_TASK_SIGNAL)
         t->u.sync.ops->signal(t, true);
+    else if (t->kind == ACLSIM_TASK_CALLBACK)
+        t->u.cb.drop(t->u.cb.arg);   /* callback.c frees what it owns */
 }
 
 struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
@@ -216,7 +234,7 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
     uint64_t n = 0, total = 0;   /* not yet counted as completed; all handled */
     for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
-            /* aclrtDestroyStreamForce: what has not started never will. */
+            /* Force reset/finalize or aclrtStreamAbort: what has not started never will. */
             for (struct aclsim__task *x = t; x; x = x->next) {
                 n++;
                 total++;
@@ -241,7 +259,8 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
         } else {
             /* User code may block on whoever waits for the tasks before it:
              * report those first. (Copies and memsets are counted in bulk.) */
-            bool user_code = t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL;
+            bool user_code = t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL ||
+                             t->kind == ACLSIM_TASK_CALLBACK;
             if (user_code) {
                 if (n) {
                     aclsim__count_done(s, n);
@@ -293,8 +312,8 @@ static void run_stream(struct aclsim__stream *s)
         pthread_mutex_lock(&s->lock);
         if (rest && (atomic_load(&s->discard) ||
                      (atomic_load(&s->stopping) && aclsim__task_stopped(s, rest)))) {
-            /* Force-destroyed or stopped (failure.c) while we looked at the
-             * event: do not park. */
+            /* Discarded (abort, forced reset, finalize) or stopped (failure.c)
+             * while we looked at the event: do not park. */
             pthread_mutex_unlock(&s->lock);
             rest = run_claimed(s, rest, &done);   /* discards them (the stopped ones) */
             pthread_mutex_lock(&s->lock);
@@ -322,6 +341,12 @@ static void run_stream(struct aclsim__stream *s)
     }
     s->state = ACLSIM_STREAM_IDLE;
     pthread_cond_broadcast(&s->progress);   /* destroy waits for IDLE */
+    bool retire = aclsim__stream_idle(s);   /* a force-destroyed stream has drained */
+    chain_recycle(s, &done);
+    pthread_mutex_unlock(&s->lock);
+    if (retire)
+        aclsim__stream_retire(s);
+    return;
 out:
     chain_recycle(s, &done);
     pthread_mutex_unlock(&s->lock);

@@ -212,7 +212,7 @@ void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t,
     struct aclsim__device *dev = s->device;
     char text[384];
     char where[64];
-    if (s->handle)
+    if (!__atomic_load_n(&s->is_default, __ATOMIC_RELAXED))   /* default streams have handles too */
         snprintf(where, sizeof where, "stream %p (id %u)", s->handle, s->id);
     else
         snprintf(where, sizeof where, "the default stream (id %u)", s->id);

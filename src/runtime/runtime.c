@@ -196,6 +196,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__binaries_finalize();
     pthread_mutex_lock(&aclsim__rt.lock);
     aclsim__events_finalize();
+    aclsim__callbacks_finalize();
     aclsim__notifies_finalize();
     aclsim__waits_finalize();
     aclsim__ranges_finalize();
@@ -272,6 +273,7 @@ static void atfork_child(void)
     aclsim__kernels_forget_after_fork();
     aclsim__handles_forget_after_fork(false);
     aclsim__errors_forget_after_fork();
+    aclsim__callbacks_forget_after_fork();
     aclsim__failures_forget_after_fork();
     aclsim__devctl_forget_after_fork();
     aclsim__initcb_forget_after_fork();

@@ -56,6 +56,7 @@ static void stream_unref(struct aclsim__stream *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
+    atomic_fetch_sub(&s->device->nstreams, 1);
     pthread_mutex_lock(&s->lock);
     trim_spares(s, 0);
     pthread_mutex_unlock(&s->lock);
@@ -68,6 +69,15 @@ static void stream_unref(struct aclsim__stream *s)
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
                                struct aclsim__stream **out, void **handle_out, const char *api)
 {
+    /* Counted from here until the struct goes back to the pool (stream_unref). */
+    uint32_t live = atomic_fetch_add(&ctx->device->nstreams, 1);
+    if (ctx_handle && live >= aclsim__streams_max()) {
+        atomic_fetch_sub(&ctx->device->nstreams, 1);
+        return aclsim__fail(ACL_ERROR_RT_NO_STREAM_RESOURCE, api,
+                            "device %d already has %u streams (default streams included), the "
+                            "most the configured SoC %s supports", ctx->device->id, live,
+                            aclsim__config()->soc_name);
+    }
     pthread_mutex_lock(&pool_lock);
     struct aclsim__stream *s = stream_pool;
     if (s)
@@ -75,8 +85,10 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     pthread_mutex_unlock(&pool_lock);
     if (!s) {
         s = aclsim__aligned_alloc(_Alignof(struct aclsim__stream), sizeof *s);
-        if (!s)
+        if (!s) {
+            atomic_fetch_sub(&ctx->device->nstreams, 1);
             return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
+        }
         memset(s, 0, sizeof *s);
         aclsim__adaptive_mutex_init(&s->lock);
         pthread_cond_init(&s->progress, NULL);
@@ -100,13 +112,27 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     atomic_store(&s->sat_mode, atomic_load(&aclsim__context_device(ctx)->sat_mode));   /* overflow.c */
     atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
+    atomic_store(&s->aborting, false);
     atomic_store(&s->stopping, false);
     atomic_store(&s->fault, 0);
     s->failure_mode = ACL_CONTINUE_ON_FAILURE;
     atomic_store(&s->refs, 1);
+    s->flags = 0;
+    __atomic_store_n(&s->priority, 0, __ATOMIC_RELAXED);
+    s->user_tag = s->cache_op_info = 0;
+    s->linked = s->detached = false;
+    __atomic_store_n(&s->announced, false, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->is_default, !ctx_handle, __ATOMIC_RELAXED);
     s->wait_task = NULL;        /* wait.c */
     pthread_mutex_unlock(&s->lock);
-    if (ctx_handle) {
+    if (!ctx_handle) {
+        /* The default stream's handle (aclrtCtxGetCurrentDefaultStream). */
+        s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
+        if (!s->handle) {
+            stream_unref(s);
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating a stream");
+        }
+    } else {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
         if (!s->handle) {
             stream_unref(s);
@@ -133,6 +159,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
         if (ctx->streams)
             ctx->streams->prev_in_context = s;
         ctx->streams = s;
+        s->linked = true;
         pthread_mutex_unlock(&ctx->lock);
     }
     *out = s;
@@ -152,19 +179,24 @@ static void unlink_stream(struct aclsim__stream *s)
     if (s->next_in_context)
         s->next_in_context->prev_in_context = s->prev_in_context;
     s->next_in_context = s->prev_in_context = NULL;
+    s->linked = false;
     pthread_cond_broadcast(&ctx->unlinked);
     pthread_mutex_unlock(&ctx->lock);
 }
 
-/* Discards every task of s that has not started (force destroy): a worker
- * running the stream discards the rest of what it claimed after the task it
- * is running; a parked stream is taken off its event first. Caller holds
- * s->lock; it is released and taken again. */
-static void discard_queued(struct aclsim__stream *s)
+/* Discards every task of s that has not started (force reset, aclFinalize,
+ * aclrtStreamAbort): a worker running the stream discards the rest of what
+ * it claimed after the task it is running; a parked stream is taken off its
+ * event first. Caller holds s->lock; it is released and taken again. True if
+ * this took a detached stream IDLE: the caller retires it after unlocking. */
+static bool discard_queued(struct aclsim__stream *s)
 {
+    bool retire = false;
     atomic_store(&s->discard, true);
-    if (s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s))
+    if (s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s)) {
         s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
+        retire = aclsim__stream_idle(s);
+    }
     struct aclsim__task *queued = s->head;
     s->head = s->tail = NULL;
     pthread_mutex_unlock(&s->lock);
@@ -178,14 +210,19 @@ static void discard_queued(struct aclsim__stream *s)
     pthread_mutex_unlock(&s->lock);
     aclsim__count_done(s, n);
     pthread_mutex_lock(&s->lock);
+    return retire;
 }
 
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 {
+    if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
+        aclsim__stream_state_notify(s->handle, false);
+    if (__atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
+        aclsim__handle_free(s->handle);   /* aclrtCtxGetCurrentDefaultStream's handle */
     pthread_mutex_lock(&s->lock);
     s->closed = true;   /* from here on aclsim__submit refuses this stream */
     if (force)
-        discard_queued(s);
+        (void)discard_queued(s);   /* not detached: this thread holds it */
     /* Wait until no worker holds or will take the stream. */
     atomic_fetch_add(&s->waiters, 1);
     while (s->head || s->state != ACLSIM_STREAM_IDLE)
@@ -194,9 +231,117 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
     pthread_mutex_unlock(&s->lock);
     /* Only now does it leave its context's list: aclsim__device_synchronize
      * (and so aclrtBinaryUnLoad) still sees it while it drains. */
-    if (s->handle)
+    aclsim__stream_retire(s);
+}
+
+void aclsim__stream_retire(struct aclsim__stream *s)
+{
+    if (s->linked)
         unlink_stream(s);
     stream_unref(s);
+}
+
+bool aclsim__stream_idle(struct aclsim__stream *s)
+{
+    if (!s->detached)
+        return false;
+    s->detached = false;
+    return true;
+}
+
+void aclsim__stream_detach(struct aclsim__stream *s)
+{
+    if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
+        aclsim__stream_state_notify(s->handle, false);
+    pthread_mutex_lock(&s->lock);
+    s->closed = true;   /* from here on aclsim__submit refuses this stream */
+    if (s->head || s->state != ACLSIM_STREAM_IDLE) {
+        /* Work queued or running: the worker that drains it retires it. */
+        s->detached = true;
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    pthread_mutex_unlock(&s->lock);
+    aclsim__stream_retire(s);
+}
+
+/* Discards s's not-started work unless that is done already; s is held by a
+ * reference. */
+static void discard_held(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool retire = false;
+    if (!atomic_load(&s->discard))
+        retire = discard_queued(s);
+    pthread_mutex_unlock(&s->lock);
+    if (retire)
+        aclsim__stream_retire(s);
+    stream_unref(s);
+}
+
+void aclsim__stream_discard_linked(struct aclsim__stream *s, struct aclsim__context *ctx)
+{
+    atomic_fetch_add(&s->refs, 1);   /* keeps the struct in this life meanwhile */
+    pthread_mutex_unlock(&ctx->lock);
+    discard_held(s);
+    pthread_mutex_lock(&ctx->lock);
+}
+
+void aclsim__context_discard_all(struct aclsim__context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    size_t n = 1;
+    for (struct aclsim__stream *s = ctx->streams; s; s = s->next_in_context)
+        n++;
+    struct aclsim__stream **all = aclsim__malloc(n * sizeof *all);
+    if (!all) {   /* then each stream is discarded when its destroy reaches it */
+        pthread_mutex_unlock(&ctx->lock);
+        return;
+    }
+    size_t k = 0;
+    all[k++] = ctx->default_stream;
+    for (struct aclsim__stream *s = ctx->streams; s; s = s->next_in_context)
+        all[k++] = s;
+    for (size_t i = 0; i < k; i++)
+        atomic_fetch_add(&all[i]->refs, 1);
+    pthread_mutex_unlock(&ctx->lock);
+    for (size_t i = 0; i < k; i++)
+        discard_held(all[i]);
+    free(all);
+}
+
+bool aclsim__stream_abort(struct aclsim__sref ref)
+{
+    struct aclsim__stream *s = ref.s;
+    pthread_mutex_lock(&s->lock);
+    if (s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) != ref.epoch) {
+        pthread_mutex_unlock(&s->lock);
+        return false;   /* destroyed since it was resolved */
+    }
+    atomic_fetch_add(&s->refs, 1);   /* a force destroy meanwhile must not recycle it */
+    atomic_fetch_add(&s->aborts, 1);
+    atomic_store(&s->aborting, true);
+    bool retire = discard_queued(s);   /* (a force destroy meanwhile may detach it) */
+    /* Bounded by the task running now (a task that started runs to its end). */
+    atomic_fetch_add(&s->waiters, 1);
+    while (s->head || s->state != ACLSIM_STREAM_IDLE) {
+        if (s->head && !s->closed) {
+            /* submitted meanwhile: discarded too ("no longer takes effect") */
+            retire |= discard_queued(s);
+            continue;
+        }
+        pthread_cond_wait(&s->progress, &s->lock);
+    }
+    atomic_fetch_sub(&s->waiters, 1);
+    if (!s->closed)
+        atomic_store(&s->discard, false);   /* open for new work again */
+    atomic_store(&s->aborting, false);
+    pthread_cond_broadcast(&s->progress);
+    pthread_mutex_unlock(&s->lock);
+    if (retire)
+        aclsim__stream_retire(s);
+    stream_unref(s);
+    return true;
 }
 
 aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
@@ -303,7 +448,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     return ACL_SUCCESS;
 }
 
-static void deadline_after(struct timespec *ts, int32_t ms)
+void aclsim__deadline_after(struct timespec *ts, int32_t ms)
 {
     clock_gettime(CLOCK_REALTIME, ts);
     ts->tv_sec += ms / 1000;
@@ -328,7 +473,7 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
         return true;
     struct timespec deadline;
     if (timeout_ms >= 0)
-        deadline_after(&deadline, timeout_ms);
+        aclsim__deadline_after(&deadline, timeout_ms);
     /* No lost wake-up without a lock on the worker side: this thread
      * increments waiters, then reads completed; a worker increments
      * completed, then reads waiters (both sequentially consistent), so at
@@ -357,6 +502,16 @@ static uint64_t submitted_of(struct aclsim__stream *s)
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
 {
     return aclsim__device_drain(dev, -1, NULL, NULL, api);
+}
+
+aclError aclsim__device_synchronize_timeout(struct aclsim__device *dev, int32_t timeout_ms,
+                                            const char *api)
+{
+    aclError err = aclsim__device_drain(dev, timeout_ms, NULL, NULL, api);
+    if (err == ACL_ERROR_RT_WAIT_TIMEOUT)
+        return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
+                            "device %d still has work after %d ms", dev->id, timeout_ms);
+    return err;
 }
 
 aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
@@ -414,33 +569,44 @@ aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
 
 /* ---- stream API ---------------------------------------------------------- */
 
-static aclError create_stream(aclrtStream *stream, const char *api)
+aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t priority,
+                                   const char *api)
 {
-    ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
+    aclError gate = aclsim__snapshot_check(api);   /* callers checked init and stream */
     if (gate)
         return gate;
-    if (!stream)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
     void *handle = NULL;
-    if (!err && !(err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, &handle, api)))
-        *stream = handle;
-    return err;
+    if (err || (err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, &handle, api)))
+        return err;
+    /* The stream is published already: a racing context destroy may have
+     * destroyed (even recycled) it. Under its lock, a live handle means it is
+     * still this stream, and no destroy can finish meanwhile. */
+    pthread_mutex_lock(&s->lock);
+    bool live = aclsim__handle_get(handle, ACLSIM_H_STREAM) == s;
+    if (live) {
+        s->flags = flags;
+        __atomic_store_n(&s->priority, priority, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->announced, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&s->lock);
+    *stream = handle;
+    if (live)
+        aclsim__stream_state_notify(handle, true);
+    return ACL_SUCCESS;
 }
 
 aclError aclrtCreateStream(aclrtStream *stream)
 {
-    return create_stream(stream, "aclrtCreateStream");
-}
-
-aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
-{
-    (void)priority;   /* one priority class: the simulator schedules streams round-robin */
-    (void)flag;       /* fast launch/sync etc. change nothing on a CPU */
-    return create_stream(stream, "aclrtCreateStreamWithConfig");
+    static const char api[] = "aclrtCreateStream";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
+    /* IPV350 creates streams with aclrtCreateStreamV2 (CANN's table). */
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    return err ? err : aclsim__create_stream_api(stream, 0, 0, api);
 }
 
 static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
@@ -456,10 +622,18 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
     if (s && ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
     /* Only the thread that frees the handle destroys the stream. */
+    if (s && __atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "stream %p is the default stream of its context (from "
+                            "aclrtCtxGetCurrentDefaultStream); it cannot be destroyed", stream);
     if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "stream %p is not a live stream (destroyed, or never created)", stream);
-    aclsim__stream_destroy(s, force);
+    /* Force: the handle is gone at once, work already queued still runs. */
+    if (force)
+        aclsim__stream_detach(s);
+    else
+        aclsim__stream_destroy(s, false);
     return ACL_SUCCESS;
 }
 
@@ -470,7 +644,12 @@ aclError aclrtDestroyStream(aclrtStream stream)
 
 aclError aclrtDestroyStreamForce(aclrtStream stream)
 {
-    return destroy_stream(stream, true, "aclrtDestroyStreamForce");
+    static const char api[] = "aclrtDestroyStreamForce";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!stream)   /* the argument check first, then CANN's table (not on IPV350) */
+        return destroy_stream(stream, true, api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    return err ? err : destroy_stream(stream, true, api);
 }
 
 static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api)
@@ -483,9 +662,15 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     struct aclsim__stream *s = ref.s;
     if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
+    unsigned aborts = atomic_load(&s->aborts);
+    bool aborting = atomic_load(&s->aborting);
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);
+    if (ACLSIM_UNLIKELY(aborting || atomic_load(&s->aborts) != aborts))
+        return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
+                            "stream %p was aborted (aclrtStreamAbort) while this call waited for "
+                            "it: its pending work was discarded", stream);
     return aclsim__stream_report(ref, api);   /* a task that failed */
 }
 
@@ -501,7 +686,8 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout",
                             "timeout %d is invalid: -1 (wait forever) or a positive number of "
                             "milliseconds", timeout);
-    return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
+    aclError err = aclsim__soc_check("aclrtSynchronizeStreamWithTimeout", ACLSIM_ALL_BUT_IPV);
+    return err ? err : sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
 }
 
 
@@ -525,6 +711,8 @@ void aclsim__stream_forget_after_fork(struct aclsim__stream *s)
         next = t->next;
         if (t->kind == ACLSIM_TASK_KERNEL)
             free(t->u.kernel.argbuf);
+        else if (t->kind == ACLSIM_TASK_CALLBACK)
+            t->u.cb.drop(t->u.cb.arg);
         free(t);
     }
     s->head = s->tail = NULL;

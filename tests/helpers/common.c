@@ -425,3 +425,16 @@ int thread_count(void)
     closedir(d);
     return n;
 }
+
+void reinit_with_soc(const char *soc)
+{
+    assert_int_equal(aclFinalize(), ACL_SUCCESS);
+    setenv("ACLSIM_SOC_VERSION", soc, 1);
+    setenv("ACLSIM_WORKERS", "2", 1);
+    EXPECT_OK(init_devices("2", "64M"));
+    unsetenv("ACLSIM_SOC_VERSION");
+    unsetenv("ACLSIM_WORKERS");
+    unsetenv("ACLSIM_DEVICE_COUNT");
+    unsetenv("ACLSIM_DEVICE_MEMORY");
+    EXPECT_OK(aclrtSetDevice(0));
+}

@@ -80,6 +80,10 @@ aclError init_devices(const char *count, const char *memory);
  * configuration; returns what aclFinalize returned. For teardowns. */
 aclError reset_and_finalize(void);
 
+/* aclFinalize, then aclInit with ACLSIM_SOC_VERSION=soc, 2 devices of 64M
+ * with 2 workers, and aclrtSetDevice(0) (the variables are unset again). */
+void reinit_with_soc(const char *soc);
+
 /* The current context / device / free device memory, asserting success
  * (and, for the context, that it is not NULL). */
 aclrtContext current_context(void);
