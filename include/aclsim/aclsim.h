@@ -84,6 +84,11 @@ ACLSIM_API void aclsimRegisterVar(aclsimVar *var);
 ACLSIM_API void aclsimUnregisterVar(aclsimVar *var);
 ACLSIM_API void aclsimRegisterKernel(aclsimKernel *kernel);
 ACLSIM_API void aclsimUnregisterKernel(aclsimKernel *kernel);
+/* As aclsimRegisterKernel, except that when the function is registered
+ * already (by another descriptor) this one shares its handle instead of
+ * failing: Ascend C's launches (aclsim-cc) use it, so a C kernel registered
+ * with ACLSIM_KERNEL_REGISTER can be launched with <<<>>>. */
+ACLSIM_API void aclsimRegisterKernelAlias(aclsimKernel *kernel);
 
 /* Inside a kernel: block index (0..num-1) and block count of this launch.
  * Outside a kernel: 0 and 1. */
@@ -101,6 +106,18 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
  * longjmp: C++ destructors of its frames do not run. Outside a kernel it
  * prints the reason and aborts the process. See docs/failures.md. */
 ACLSIM_API void aclsimTrap(const char *reason) __attribute__((noreturn));
+
+/* Kernel output (Ascend C's printf): appends text to the calling thread's
+ * line; each complete line is written to file descriptor 1 with one write(2),
+ * prefixed "[device D, block B] " inside a kernel. A block's unfinished line
+ * is written when the block ends (or fails). */
+ACLSIM_API void aclsimPrint(const char *text, size_t len);
+
+/* The launch behind Ascend C's k<<<blocks, ctrl, stream>>>(args) (aclsim-cc):
+ * aclrtLaunchKernelWithArgsArray on kernel's handle; a failure's message
+ * starts with "file:line: k<<<>>>". Returns the aclError. */
+ACLSIM_API int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void *stream,
+                                   void **args, const char *file, int line);
 
 /* Float overflow, for kernels that compute in floating point (the Ascend C
  * layer's half/float operations call these). Inside a kernel,

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 
 _Thread_local uint32_t aclsim__tls_block_idx = 0, aclsim__tls_block_num = 1,
@@ -82,6 +84,21 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
     }
     kernel->registrations = 1;
     pthread_mutex_unlock(&kernels.lock);
+}
+
+void aclsimRegisterKernelAlias(aclsimKernel *kernel)
+{
+    pthread_mutex_lock(&kernels.lock);
+    aclsimKernel *old = aclsim__map_get(&kernels, kernel->function);
+    if (old && old != kernel && old->function == kernel->function) {
+        /* the function is registered (e.g. by a C file's ACLSIM_KERNEL_REGISTER):
+         * this descriptor shares its handle and stays out of the map */
+        kernel->handle = old->handle;
+        pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
+    pthread_mutex_unlock(&kernels.lock);
+    aclsimRegisterKernel(kernel);
 }
 
 void aclsimUnregisterKernel(aclsimKernel *kernel)
@@ -166,6 +183,83 @@ void aclsimTrap(const char *reason)
     longjmp(*tls_trap, 1);
 }
 
+/* ---- kernel printf (aclsimPrint) ------------------------------------------ */
+
+#define PRINT_LINE_MAX 4096
+static _Thread_local char tls_line[PRINT_LINE_MAX];
+static _Thread_local size_t tls_line_len;
+
+static void write_all(const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(1, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return;   /* standard output closed or full: the text is lost, as printf's */
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Writes the thread's pending line (prefixed) with one write. */
+static void print_flush(void)
+{
+    if (!tls_line_len)
+        return;
+    char out[PRINT_LINE_MAX + 64];
+    int n = 0;
+    if (aclsim__tls_device_slot != ACLSIM_HOST_SLOT)
+        n = snprintf(out, 64, "[device %u, block %u] ", aclsim__tls_device_slot,
+                     aclsim__tls_block_idx);
+    memcpy(out + n, tls_line, tls_line_len);
+    write_all(out, (size_t)n + tls_line_len);
+    tls_line_len = 0;
+}
+
+void aclsimPrint(const char *text, size_t len)
+{
+    while (len) {
+        const char *nl = memchr(text, '\n', len);
+        size_t take = nl ? (size_t)(nl - text) + 1 : len;
+        if (take > PRINT_LINE_MAX - tls_line_len)
+            take = PRINT_LINE_MAX - tls_line_len;   /* an overlong line goes in pieces */
+        memcpy(tls_line + tls_line_len, text, take);
+        tls_line_len += take;
+        text += take;
+        len -= take;
+        if (tls_line[tls_line_len - 1] == '\n' || tls_line_len == PRINT_LINE_MAX)
+            print_flush();
+    }
+}
+
+/* ---- Ascend C's <<<>>> (aclsim-cc) ------------------------------------------ */
+
+int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void *stream, void **args,
+                   const char *file, int line)
+{
+    aclError err;
+    if (!kernel->handle)
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, "aclrtLaunchKernelWithArgsArray",
+                           "kernel %s (%s:%d) is not registered (out of memory at load time)",
+                           kernel->name, kernel->file, kernel->line);
+    else
+        err = aclrtLaunchKernelWithArgsArray(kernel->handle, blocks, stream, NULL, args);
+    if (err) {
+        const char *m = aclGetRecentErrMsg();
+        char api[512], why[512];
+        snprintf(why, sizeof why, "%s", m ? m : "launch failed");
+        char *tail = strstr(why, " (error ");   /* aclsim__fail adds it again */
+        if (tail)
+            *tail = 0;
+        snprintf(api, sizeof api, "%s:%d: %s<<<%u, ..., %p>>>", file ? file : "?", line,
+                 kernel->name, blocks, stream);
+        return aclsim__fail(err, api, "%s", why);
+    }
+    return ACL_SUCCESS;
+}
+
 static void run_block(struct aclsim__job *job, uint32_t index)
 {
     struct block_job *b = (struct block_job *)job;
@@ -185,6 +279,7 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     tls_trap = &env;
     if (setjmp(env) == 0)
         b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
+    print_flush();   /* the block's unfinished printf line (aclsimPrint) */
     tls_trap = outer_trap;
     tls_job = outer_job;
     aclsim__tls_kernel_device = NULL;
