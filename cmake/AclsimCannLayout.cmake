@@ -5,7 +5,7 @@
 #   <prefix>/lib64/libascendcl.so + libacl_rt.so, libruntime.so (same runtime)
 #   <prefix>/compiler/tikcpp/ascendc_kernel_cmake/       ASCENDC_CMAKE_DIR:
 #        ascendc.cmake, ascendc_functions.cmake, asc_modules/ (ASC language)
-#   <prefix>/lib64/cmake/ASC/ASCConfig.cmake             find_package(ASC)
+#   <prefix>/share/cmake/ASC/ASCConfig.cmake             find_package(ASC)
 #   <prefix>/lib64/cmake/tikicpulib/, tools/tikicpulib/lib/cmake/tikicpulib/
 #                                                        find_package(tikicpulib)
 #
@@ -51,7 +51,8 @@ function(_aclsim_config_file template dest)
   install(FILES "${PROJECT_BINARY_DIR}/cann-config/${_tag}/${_name}"
     DESTINATION "${dest}" COMPONENT Development)
 endfunction()
-_aclsim_config_file(ASCConfig.cmake.in "${CMAKE_INSTALL_LIBDIR}/cmake/ASC")
+# share/: find_package(ASC) may come before project(), when lib64 is not yet searched.
+_aclsim_config_file(ASCConfig.cmake.in "share/cmake/ASC")
 _aclsim_config_file(tikicpulibConfig.cmake.in "${CMAKE_INSTALL_LIBDIR}/cmake/tikicpulib")
 _aclsim_config_file(tikicpulibConfig.cmake.in "tools/tikicpulib/lib/cmake/tikicpulib")
 
@@ -66,7 +67,6 @@ install(CODE "
 
 # The staged install, after everything it installs is built.  The install
 # log goes to stage-install.log rather than into every build's output.
-set(ACLSIM_STAGE_DIR "${PROJECT_BINARY_DIR}/stage")
 file(WRITE "${PROJECT_BINARY_DIR}/aclsim-stage.cmake" "
 execute_process(COMMAND \"${CMAKE_COMMAND}\" --install \"${PROJECT_BINARY_DIR}\"
                         --prefix \"${ACLSIM_STAGE_DIR}\" --config \"\${CONFIG}\"

@@ -88,6 +88,11 @@ ACLSIM_API uint32_t aclsimGetBlockNum(void);
 /* Inside a kernel: the logical device it runs on; outside: ACLSIM_HOST_SLOT. */
 ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 
+/* The tiling key of Ascend's CPU-debug mode: ICPU_SET_TILING_KEY (tikicpulib.h)
+ * sets it, kernels compare against it (TILING_KEY_IS). 0 until set. */
+ACLSIM_API void aclsimSetTilingKey(uint64_t key);
+ACLSIM_API uint64_t aclsimGetTilingKey(void);
+
 /* ---- device variables ------------------------------------------------- */
 
 #ifdef __cplusplus
