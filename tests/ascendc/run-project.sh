@@ -6,20 +6,22 @@
 #
 #   PREFIX        an aclsim install prefix (the build's staged install)
 #   PROJECT_DIR   the project's sources (nothing is written there)
-#   BUILD_DIR     removed and recreated
+#   BUILD_DIR     removed and recreated (kept with --keep: an incremental build)
 #   PROGRAM       run in BUILD_DIR after the build (relative to it)
 # options:
 #   --soc SOC        SOC_VERSION for the build (else set_env.sh's default)
+#   --keep           keep BUILD_DIR from a previous run
 #   --install        also `cmake --install BUILD_DIR --prefix BUILD_DIR/out`
 #   --expect-exit N  the program must exit with status N (default 0)
 #   --expect-output REGEX  the program's output (stdout+stderr) must match
 # The environment may give CXXFLAGS/ASCFLAGS/LDFLAGS (sanitizer builds);
 # EXPECT_* variables pass through to the program.
 set -u
-soc="" install=0 expect_exit=0 expect_output=""
+soc="" keep=0 install=0 expect_exit=0 expect_output=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --soc) soc="$2"; shift 2 ;;
+        --keep) keep=1; shift ;;
         --install) install=1; shift ;;
         --expect-exit) expect_exit="$2"; shift 2 ;;
         --expect-output) expect_output="$2"; shift 2 ;;
@@ -47,7 +49,7 @@ if [ $rc -ne 0 ]; then
     exit 1
 fi
 
-rm -rf "$build"
+[ $keep -eq 1 ] || rm -rf "$build"
 mkdir -p "$build"
 echo "== configure $project (SOC_VERSION=$SOC_VERSION)"
 cmake -S "$project" -B "$build" > "$build/configure.log" 2>&1 || {

@@ -1,5 +1,6 @@
 /* z = (x + y) * g_scale[0] + SCALE_OFFSET, one tile of TILE_LENGTH floats per block. */
 #include "kernel_operator.h"
+#include "acl/acl.h"
 #include "add_custom_kernel.h"
 
 __gm__ float g_scale[1] = {1.0f};   // a device variable: the host sets it with aclrtMemcpyToSymbol
