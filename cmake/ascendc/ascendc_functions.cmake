@@ -61,6 +61,15 @@ function(ascendc_library target_name target_type)
   target_compile_options(${target_name} PRIVATE
     "$<$<COMPILE_LANGUAGE:ASC>:--aclsim-launch-header-dir=${_hdr_dir}>")
   target_include_directories(${target_name} INTERFACE "${_hdr_dir}")
+  # The headers appear while the kernels compile.  A stamp made after them is
+  # an interface source, so every target linking <name> compiles after them
+  # (also with Ninja, which does not wait for linked libraries).
+  set(_stamp "${CMAKE_CURRENT_BINARY_DIR}/${target_name}_launch_headers.stamp")
+  add_custom_command(OUTPUT "${_stamp}"
+    COMMAND "${CMAKE_COMMAND}" -E touch "${_stamp}"
+    DEPENDS "$<TARGET_OBJECTS:${target_name}>"
+    VERBATIM)
+  target_sources(${target_name} INTERFACE "$<BUILD_INTERFACE:${_stamp}>")
   target_link_libraries(${target_name} PUBLIC aclsim_ascendc_runtime)
   set_target_properties(${target_name} PROPERTIES
     ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib"
