@@ -5,8 +5,9 @@
 #   <prefix>/lib64/libascendcl.so + libacl_rt.so, libruntime.so (same runtime)
 #   <prefix>/compiler/tikcpp/ascendc_kernel_cmake/       ASCENDC_CMAKE_DIR:
 #        ascendc.cmake, ascendc_functions.cmake, asc_modules/ (ASC language)
-#   <prefix>/share/cmake/ASC/ASCConfig.cmake             find_package(ASC)
-#   <prefix>/lib64/cmake/tikicpulib/, tools/tikicpulib/lib/cmake/tikicpulib/
+#   <prefix>/lib/cmake/ASC/ASCConfig.cmake               find_package(ASC)
+#   <prefix>/lib/cmake/aclsim/                           find_package(aclsim)
+#   <prefix>/lib/cmake/tikicpulib/, tools/tikicpulib/lib/cmake/tikicpulib/
 #                                                        find_package(tikicpulib)
 #
 # and the staged install ${PROJECT_BINARY_DIR}/stage, refreshed by every build
@@ -51,9 +52,11 @@ function(_aclsim_config_file template dest)
   install(FILES "${PROJECT_BINARY_DIR}/cann-config/${_tag}/${_name}"
     DESTINATION "${dest}" COMPONENT Development)
 endfunction()
-# share/: find_package(ASC) may come before project(), when lib64 is not yet searched.
-_aclsim_config_file(ASCConfig.cmake.in "share/cmake/ASC")
-_aclsim_config_file(tikicpulibConfig.cmake.in "${CMAKE_INSTALL_LIBDIR}/cmake/tikicpulib")
+# Package files go to lib/cmake/, not lib64/cmake/: find_package searches lib64
+# only on some distributions (not Debian) and only after project(), and
+# find_package(ASC) may come before project().
+_aclsim_config_file(ASCConfig.cmake.in "lib/cmake/ASC")
+_aclsim_config_file(tikicpulibConfig.cmake.in "lib/cmake/tikicpulib")
 _aclsim_config_file(tikicpulibConfig.cmake.in "tools/tikicpulib/lib/cmake/tikicpulib")
 
 # set_env.sh: written at install time, so its fallback prefix (for shells that
