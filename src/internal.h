@@ -48,6 +48,8 @@
 #define ACLSIM_HIDDEN __attribute__((visibility("hidden")))
 #define ACLSIM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ACLSIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ACLSIM_STR_(x) #x
+#define ACLSIM_STR(x) ACLSIM_STR_(x)   /* a macro's value as a string literal */
 
 /* ---- error.c ---------------------------------------------------------- */
 
@@ -59,7 +61,8 @@ enum aclsim__log_level { ACLSIM_LOG_DEBUG, ACLSIM_LOG_INFO, ACLSIM_LOG_WARNING,
 aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void aclsim__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void aclsim__log_configure(void); /* reads the ASCEND_* log variables */
+/* Sets the log level (enum aclsim__log_level) and whether lines are printed. */
+void aclsim__log_set(int level, bool print);
 
 /* ---- waiting: bounded spinning shared by the executor and waiters -------- */
 
@@ -134,16 +137,24 @@ struct aclsim__config {
     size_t device_memory;                    /* ACLSIM_DEVICE_MEMORY, bytes */
     uint32_t workers;                        /* ACLSIM_WORKERS: threads per device */
     uint32_t visible_count;                  /* after ASCEND_RT_VISIBLE_DEVICES */
-    uint32_t visible[ACLSIM_MAX_DEVICES];    /* logical id -> physical id */
+    uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
 };
 
 struct aclsim__runtime {
     pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
-    pthread_cond_t changed; /* broadcast when a device has finished closing */
+    pthread_cond_t changed; /* broadcast when a device has finished closing, or a finalize */
     atomic_bool initialized;
-    bool finalizing;        /* aclFinalize is closing devices: no device may open */
+    /* aclFinalize is closing devices: no device may open; aclInit and other
+     * aclFinalize calls wait (THE FINALIZE RULE below). */
+    bool finalizing;
+    /* Bumped by each successful aclInit (under lock): the session an
+     * aclFinalize call is for is the one live when it was made. */
+    atomic_uint_fast64_t session;
+    /* This process is a fork() child of one whose runtime was initialized
+     * (THE FORK RULE below); initialized is false meanwhile. */
+    atomic_bool forked;
     /* aclInit "err_msg_mode" "1": one recent error for the process. Apart
      * from the config because failing calls read it during aclInit. */
     atomic_bool err_msg_per_process;
@@ -156,20 +167,81 @@ static inline const struct aclsim__config *aclsim__config(void)
     return atomic_load_explicit(&aclsim__rt.config, memory_order_acquire);
 }
 
-/* Every API entry that needs the runtime: 100001 before aclInit/after aclFinalize. */
+/* THE FINALIZE RULE. aclFinalize is idempotent and exclusive: concurrent
+ * calls serialise on rt.lock and rt.finalizing; exactly one tears the
+ * session down, the others wait for it and get 100037. A call tears down
+ * only the session that was live when it was made (rt.session, read on
+ * entry): an aclInit that succeeds after it was called (between two
+ * finalizes) is never torn down by it. aclInit waits while a finalize runs
+ * (a host function or kernel, which the finalize may be waiting for, gets
+ * 507000 instead of waiting).
+ *
+ * THE FORK RULE. pthread_atfork handlers (runtime.c): prepare takes rt.lock
+ * and the registry lock, so a child finds the session and registry state
+ * consistent; the child re-creates every lock it may use before aclFinalize
+ * (rt, registry, handle table, error messages, kernel map) and, if the
+ * parent had a session, marks it forked: initialized reads false, so every
+ * call that needs the runtime (everything but aclInit, aclFinalize,
+ * aclGetRecentErrMsg, aclrtGetVersion; aclrtGetSocName returns NULL) gets
+ * 100001 with ACLSIM_FORKED_MESSAGE, and aclInit gets 100002. aclFinalize in
+ * the child discards the inherited session without joining or signalling
+ * the parent's threads: each module's *_forget_after_fork function (at the
+ * end of its file) re-creates the locks of its inherited objects, drops
+ * their tasks and pools them, frees their handles (107017 from then on) and
+ * unmaps the memory; then aclInit works as in a fresh process. The parent is
+ * unaffected. */
+#define ACLSIM_FORKED_MESSAGE                                                            \
+    "this process is a fork() child of a process that had initialized the runtime, and " \
+    "inherits none of its threads: call aclFinalize and then aclInit in the child before " \
+    "using the runtime"
+
+/* Every API entry that needs the runtime: 100001 before aclInit/after
+ * aclFinalize, and in a fork() child until it calls aclFinalize + aclInit. */
 static inline bool aclsim__initialized(void)
 {
     return atomic_load_explicit(&aclsim__rt.initialized, memory_order_acquire);
 }
+aclError aclsim__not_initialized(const char *api);   /* the 100001 and its message */
 #define ACLSIM_REQUIRE_INIT(api)                                                 \
     do {                                                                         \
         if (ACLSIM_UNLIKELY(!aclsim__initialized()))                             \
-            return aclsim__fail(ACL_ERROR_UNINITIALIZE, api,                     \
-                                "the runtime is not initialized (call aclInit first)"); \
+            return aclsim__not_initialized(api);                                 \
     } while (0)
 
+/* config.c. Fills *c from the aclInit JSON file (path may be NULL or "")
+ * and the environment, and applies the log settings; 100000/100003/100006/
+ * 100008 with a message naming the setting and the bad value. */
+aclError aclsim__configure(const char *path, struct aclsim__config *c, bool *per_process);
+/* Unsigned decimal digits only (no sign, space, prefix), no overflow. */
+bool aclsim__parse_decimal(const char *text, uint64_t *out);
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
 bool aclsim__parse_size(const char *text, size_t *out);
+
+/* ---- soc.c: the simulated device model, one row per SoC (src/soc.def) ---- */
+
+enum aclsim__family { ACLSIM_FAMILY_A2, ACLSIM_FAMILY_A3, ACLSIM_FAMILY_A5,
+                      ACLSIM_FAMILY_INFERENCE, ACLSIM_FAMILY_EDGE, ACLSIM_FAMILY_TRAINING,
+                      ACLSIM_FAMILY_IPV };
+struct aclsim__soc {
+    const char *name;
+    uint8_t family;                 /* enum aclsim__family */
+    uint32_t npu_arch;              /* Ascend C's __NPU_ARCH__ */
+    uint32_t aicore, vector, aicpu; /* core counts */
+    uint64_t memory;                /* device memory, bytes */
+    uint32_t ub;                    /* unified buffer per core, bytes */
+    uint64_t l2;                    /* L2 cache, bytes */
+    bool symbols;                   /* device-variable functions supported */
+};
+/* The row of SoC name (matched exactly), or NULL. */
+const struct aclsim__soc *aclsim__soc_find(const char *name);
+/* The row of the configured SoC (the runtime is initialized). */
+const struct aclsim__soc *aclsim__soc_current(void);
+/* CANN's product support tables: a mask of families (1u << ACLSIM_FAMILY_x).
+ * 207000 with a message naming api and the SoC when the configured SoC's
+ * family is not in it. */
+#define ACLSIM_FAMILIES(x) (1u << ACLSIM_FAMILY_##x)
+#define ACLSIM_ALL_BUT_IPV (0x7fu & ~ACLSIM_FAMILIES(IPV))
+aclError aclsim__soc_check(const char *api, unsigned families);
 
 /* ---- handle.c ----------------------------------------------------------- */
 
@@ -178,7 +250,7 @@ bool aclsim__parse_size(const char *text, size_t *out);
  * recognised (107017) instead of dereferenced. Slots are never freed, only
  * recycled with a new generation, so lookups need no lock. */
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
-                           ACLSIM_H_FUNC, ACLSIM_H_BINARY };
+                           ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -252,6 +324,7 @@ struct aclsim__job {
     /* The stream whose task runs the job: helpers running its indices act
      * for that stream (a kernel block there must not wait for it either). */
     struct aclsim__stream *stream;
+    uint32_t max_helpers;      /* 0: any idle worker may help (else at most this many) */
     bool listed;               /* on device.jobs, under exec_lock */
     struct aclsim__job *next_job;
     pthread_cond_t idle;       /* signalled when helpers drops to 0 */
@@ -259,7 +332,7 @@ struct aclsim__job {
 };
 
 struct aclsim__device {
-    int32_t id;                 /* logical id (slot in aclsimVar.instance) */
+    int32_t id;                 /* user id (slot in aclsimVar.instance) */
     uint32_t physical_id;
     /* Under aclsim__rt.lock: */
     uint32_t refcount;          /* aclrtSetDevice calls not yet reset */
@@ -270,6 +343,8 @@ struct aclsim__device {
     struct aclsim__context *contexts;    /* every live context on this device */
     struct aclsim__heap heap;            /* device memory */
     atomic_uint vars_generation;         /* registry generation fully instantiated */
+    /* Time workers spent in kernel blocks, for aclrtGetDeviceUtilizationRate. */
+    atomic_uint_fast64_t kernel_busy_ns;
 
     /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
     pthread_mutex_t exec_lock;
@@ -307,6 +382,10 @@ struct aclsim__context {
     pthread_mutex_t lock;                     /* guards streams (doubly linked) */
     pthread_cond_t unlinked;                  /* a stream left streams */
     struct aclsim__stream *streams;           /* user streams, excluding default */
+    /* aclrtCtxSetSysParamOpt values (under lock); bit i of sys_param_set
+     * says whether option i was set. */
+    int64_t sys_param[4];
+    uint8_t sys_param_set;
 };
 
 /* The calling thread's current context, or 107002 with a message. */
@@ -340,7 +419,8 @@ struct aclsim__task {
         struct { void *dst; const void *src; atomic_bool *ran; } copy;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
-        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; } kernel;
+        /* cores: the resource limit in force at launch (0: none, devctl.c). */
+        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores; } kernel;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
     } u;
@@ -563,7 +643,32 @@ extern _Thread_local unsigned long aclsim__tls_registration_failures;
 /* aclFinalize: unloads the kernel binaries the program did not unload. */
 void aclsim__binaries_finalize(void);
 
+/* ---- devctl.c: limits and settings --------------------------------------- */
+
+/* The core limit (aclrtSetDeviceResLimit / aclrtSetStreamResLimit /
+ * aclrtUseStreamResInCurrentThread) for a kernel launched now by this thread
+ * on dev: the most workers that run its blocks at once; 0 for no limit. */
+uint32_t aclsim__kernel_core_limit(const struct aclsim__device *dev);
+/* aclFinalize: forgets process-level device resource limits. */
+void aclsim__devctl_finalize(void);
+
 /* ---- kernel.c ------------------------------------------------------------- */
+#define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
+
+/* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
+void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */
+void aclsim__errors_forget_after_fork(void);
+void aclsim__kernels_forget_after_fork(void);
+void aclsim__symbols_forget_after_fork(void);
+void aclsim__devices_forget_after_fork(void);            /* contexts, streams, heaps, workers */
+void aclsim__context_forget_after_fork(struct aclsim__context *ctx);
+void aclsim__contexts_forget_after_fork(void);           /* the context pool */
+void aclsim__stream_forget_after_fork(struct aclsim__stream *s);
+void aclsim__streams_forget_after_fork(void);            /* the stream pool */
+void aclsim__events_forget_after_fork(void);
+void aclsim__binaries_forget_after_fork(void);
+void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
+void aclsim__memory_forget_after_fork(void);
 
 #endif /* ACLSIM_INTERNAL_H */

@@ -111,16 +111,14 @@ static void test_visible_devices(void **state)
         {"4", "0,1,2,3", 4},
         {"4", "3", 1},
         {"4", "1,3", 2},
-        {"4", "2,1", 1},         /* not ascending: stops */
-        {"4", "1,1", 1},         /* repeated: stops */
         {"4", "0,5,1", 1},       /* out of range: stops */
         {"4", "1,3,4", 2},
         {"4", "0,1,x,2", 2},
-        {"4", "0 ,1", 1},
         {"8", "7", 1},
         {"8", "0,7", 2},
         {"8", "1,2,3,5,6", 5},
         {"2", "0,1,2,3", 2},
+        /* Out of order, repeated or no id at all: refused (tests/test-config.c). */
     };
     setenv("ACLSIM_DEVICE_MEMORY", "64M", 1);
     int failures = 0;

@@ -246,3 +246,10 @@ out:
     pthread_mutex_unlock(&loaded_lock);
     return err;
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE): the binaries stay
+ * loaded until aclsim__binaries_finalize. */
+void aclsim__binaries_forget_after_fork(void)
+{
+    pthread_mutex_init(&loaded_lock, NULL);
+}

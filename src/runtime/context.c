@@ -93,6 +93,9 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     ctx->is_default = is_default;
     ctx->streams = NULL;
     ctx->next_in_device = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->sys_param_set = 0;   /* a new context has no system parameters set */
+    pthread_mutex_unlock(&ctx->lock);
     struct aclsim__stream *def = NULL;
     aclError err = aclsim__stream_create(ctx, NULL, &def, api);
     if (err) {
@@ -225,4 +228,30 @@ aclError aclrtGetCurrentContext(aclrtContext *context)
     if (!err)
         *context = ctx->handle;
     return err;
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE). A context of the
+ * inherited session: new synchronisation, its streams forgotten, pooled. */
+void aclsim__context_forget_after_fork(struct aclsim__context *ctx)
+{
+    pthread_mutex_init(&ctx->lock, NULL);
+    pthread_cond_init(&ctx->unlinked, NULL);
+    while (ctx->streams) {
+        struct aclsim__stream *s = ctx->streams;
+        ctx->streams = s->next_in_context;
+        aclsim__stream_forget_after_fork(s);
+    }
+    if (ctx->default_stream)
+        aclsim__stream_forget_after_fork(ctx->default_stream);
+    context_recycle(ctx);
+}
+
+/* The pool: a new lock, and new synchronisation for every pooled context. */
+void aclsim__contexts_forget_after_fork(void)
+{
+    pthread_mutex_init(&pool_lock, NULL);
+    for (struct aclsim__context *c = context_pool; c; c = c->next_in_device) {
+        pthread_mutex_init(&c->lock, NULL);
+        pthread_cond_init(&c->unlinked, NULL);
+    }
 }

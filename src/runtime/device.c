@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct aclsim__device aclsim__devices[ACLSIM_MAX_DEVICES];
@@ -185,4 +186,34 @@ aclError aclrtSynchronizeDevice(void)
     if (err)
         return err;
     return aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE): every device of
+ * the inherited session is closed without its workers (they do not exist
+ * here: never joined or signalled), its contexts and streams pooled afresh,
+ * its variable instances forgotten and its memory unmapped. */
+void aclsim__devices_forget_after_fork(void)
+{
+    for (uint32_t i = 0; i < ACLSIM_MAX_DEVICES; i++) {
+        struct aclsim__device *dev = &aclsim__devices[i];
+        struct aclsim__context *ctx = dev->contexts;
+        while (ctx) {
+            struct aclsim__context *next = ctx->next_in_device;
+            aclsim__context_forget_after_fork(ctx);
+            ctx = next;
+        }
+        free(dev->workers);
+        dev->workers = NULL;
+        dev->nworkers = 0;
+        dev->contexts = dev->default_ctx = NULL;
+        dev->ready_head = dev->ready_tail = NULL;
+        atomic_store(&dev->nready, 0);
+        dev->jobs = NULL;
+        dev->refcount = dev->detached = dev->sleepers = 0;
+        dev->closing = dev->spinner = dev->stop = false;
+        atomic_store(&dev->open, false);
+        aclsim__symbols_forget_device(dev);
+        aclsim__heap_forget_after_fork(&dev->heap);
+        aclsim__heap_destroy(&dev->heap);
+    }
 }

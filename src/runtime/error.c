@@ -47,27 +47,29 @@ void aclsim__log(int level, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Reads a small non-negative integer; -1 if absent or not a number. */
-static int env_int(const char *name)
+/* Application logs go through the same filter and sink as the runtime's
+ * (ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT), tagged APP with
+ * the caller's function, file and line. */
+void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line,
+               const char *fmt, ...)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return -1;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return (*end || x < 0 || x > 1000) ? -1 : (int)x;
+    if (!fmt || (int)logLevel < ACLSIM_LOG_DEBUG || (int)logLevel > ACLSIM_LOG_ERROR)
+        return;
+    char text[ACLSIM_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    const char *base = file ? strrchr(file, '/') : NULL;
+    aclsim__log((int)logLevel, "APP %s:%u %s: %s", base ? base + 1 : file ? file : "?", line,
+                func ? func : "?", text);
 }
 
-void aclsim__log_configure(void)
+/* Logging as configured by aclInit (config.c checks the ASCEND_* variables). */
+void aclsim__log_set(int level, bool print)
 {
-    int level = env_int("ASCEND_GLOBAL_LOG_LEVEL");
-    atomic_store(&log_level, level >= ACLSIM_LOG_DEBUG && level <= ACLSIM_LOG_NULL
-                                 ? level : ACLSIM_LOG_ERROR);
-    /* The newer name wins when both are set. */
-    int print = env_int("ASCEND_LOG_PRINT_TO_STDOUT");
-    if (print < 0)
-        print = env_int("ASCEND_SLOG_PRINT_TO_STDOUT");
-    atomic_store(&log_print, print == 1);
+    atomic_store(&log_level, level);
+    atomic_store(&log_print, print);
 }
 
 aclError aclsim__fail(aclError code, const char *api, const char *fmt, ...)
@@ -111,4 +113,10 @@ const char *aclGetRecentErrMsg(void)
     memcpy(tls_returned, tls_message, sizeof tls_returned);
     tls_has_message = false;
     return tls_returned;
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__errors_forget_after_fork(void)
+{
+    pthread_mutex_init(&process_lock, NULL);
 }

@@ -362,3 +362,18 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     return ACL_SUCCESS;
 }
 
+
+/* After fork(), in the child (internal.h, THE FORK RULE): the events of the
+ * inherited session are freed whatever their references (the tasks and
+ * threads holding those are gone). */
+void aclsim__events_forget_after_fork(void)
+{
+    pthread_mutex_init(&live_lock, NULL);
+    while (live_events) {
+        struct aclsim__event *ev = live_events;
+        live_unlink(ev);
+        aclsim__handle_free(ev->handle);
+        free(ev->done_after);
+        free(ev);
+    }
+}

@@ -281,7 +281,8 @@ out:
 static struct aclsim__job *open_job(struct aclsim__device *dev)
 {
     for (struct aclsim__job *j = dev->jobs; j; j = j->next_job)
-        if (atomic_load_explicit(&j->next, memory_order_relaxed) < j->count)
+        if (atomic_load_explicit(&j->next, memory_order_relaxed) < j->count &&
+            (!j->max_helpers || j->helpers < j->max_helpers))
             return j;
     return NULL;
 }
@@ -410,7 +411,7 @@ void aclsim__executor_stop(struct aclsim__device *dev)
 void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
 {
     atomic_store_explicit(&job->next, 0, memory_order_relaxed);
-    job->helpers = 0;
+    job->helpers = 0;   /* max_helpers: set by the caller */
     job->stream = aclsim__tls_stream;
     pthread_cond_init(&job->idle, NULL);
     pthread_mutex_lock(&dev->exec_lock);

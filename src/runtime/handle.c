@@ -95,3 +95,20 @@ bool aclsim__handle_free(const void *handle)
     pthread_mutex_unlock(&lock);
     return freed;
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE): a new lock; with
+ * discard, every inherited context, stream and event handle is freed, so
+ * that it reads as destroyed (107017) in the child's later sessions. */
+void aclsim__handles_forget_after_fork(bool discard)
+{
+    pthread_mutex_init(&lock, NULL);
+    for (uint32_t index = 1; discard && index < next_unused; index++) {
+        struct slot *s = slot_at(index);
+        uint32_t gen = atomic_load_explicit(&s->generation, memory_order_relaxed);
+        int kind = atomic_load_explicit(&s->kind, memory_order_relaxed);
+        if ((gen & 1) && (kind == ACLSIM_H_CONTEXT || kind == ACLSIM_H_STREAM ||
+                          kind == ACLSIM_H_EVENT))
+            aclsim__handle_free((void *)(((uintptr_t)gen << 32) | ((uintptr_t)index << 3) |
+                                         (uintptr_t)kind));
+    }
+}

@@ -261,3 +261,10 @@ bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__all
     }
     return found;
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE): a new lock, so
+ * that the heap can be reset or destroyed. */
+void aclsim__heap_forget_after_fork(struct aclsim__heap *h)
+{
+    pthread_rwlock_init(&h->lock, NULL);
+}

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BLOCKS 65535u
 
 _Thread_local uint32_t aclsim__tls_block_idx = 0, aclsim__tls_block_num = 1,
                        aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
@@ -114,10 +113,15 @@ void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
     struct block_job b = {.task = t, .device = (uint32_t)dev->id};
     b.job.run = run_block;
     b.job.count = t->u.kernel.blocks;
-    if (t->u.kernel.blocks == 1)
-        run_block(&b.job, 0);
-    else
+    uint64_t start = aclsim__now_ns();
+    if (t->u.kernel.blocks == 1 || t->u.kernel.cores == 1) {
+        for (uint32_t i = 0; i < t->u.kernel.blocks; i++)
+            run_block(&b.job, i);
+    } else {
+        b.job.max_helpers = t->u.kernel.cores ? t->u.kernel.cores - 1 : 0;
         aclsim__run_job(dev, &b.job);
+    }
+    atomic_fetch_add_explicit(&dev->kernel_busy_ns, aclsim__now_ns() - start, memory_order_relaxed);
 }
 
 /* Common part of both launches: validation, then the task. The arguments
@@ -134,10 +138,10 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
                             "funcHandle %p is not a live kernel handle (from "
                             "aclrtGetFuncBySymbol or aclrtBinaryGetFunction; its binary may "
                             "have been unloaded)", func);
-    if (numBlocks == 0 || numBlocks > MAX_BLOCKS)
+    if (numBlocks == 0 || numBlocks > ACLSIM_MAX_BLOCKS)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "numBlocks %u is out of range for kernel %s: 1 to %u", numBlocks,
-                            k->name, MAX_BLOCKS);
+                            k->name, ACLSIM_MAX_BLOCKS);
     size_t offsets[16], max_align;
     size_t need = packed_layout(k, offsets, &max_align);
     if (k->num_params && !packed && !args)
@@ -166,7 +170,8 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
     if ((err = aclsim__symbols_instantiate_all(ctx->device, api)))
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
-                             .u.kernel = {.kernel = k, .blocks = numBlocks}};
+                             .u.kernel = {.kernel = k, .blocks = numBlocks,
+                                          .cores = aclsim__kernel_core_limit(ctx->device)}};
     /* One block: the argument pointers, then the values, aligned for the
      * most aligned parameter (invoke reads them in place). */
     if (max_align < sizeof(void *))
@@ -207,4 +212,10 @@ aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStr
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "cfg->attrs is NULL but cfg->numAttrs is %zu", cfg->numAttrs);
     return launch(func, numBlocks, stream, api, NULL, 0, args);
+}
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__kernels_forget_after_fork(void)
+{
+    pthread_mutex_init(&kernels.lock, NULL);
 }

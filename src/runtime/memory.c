@@ -434,3 +434,11 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
                              .u.memset = {devPtr, value}};
     return aclsim__submit(s, &t, api, NULL);
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE): new locks, before
+ * aclsim__memory_finalize unmaps the inherited page-locked memory. */
+void aclsim__memory_forget_after_fork(void)
+{
+    pthread_mutex_init(&host_heap_lock, NULL);
+    aclsim__heap_forget_after_fork(&aclsim__host_heap);
+}

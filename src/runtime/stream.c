@@ -457,3 +457,42 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
     return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
 }
 
+
+/* After fork(), in the child (internal.h, THE FORK RULE). New
+ * synchronisation and no waiters (the parent's threads are gone). */
+static void renew_after_fork(struct aclsim__stream *s)
+{
+    aclsim__adaptive_mutex_init(&s->lock);
+    pthread_cond_init(&s->progress, NULL);
+    atomic_store(&s->waiters, 0);
+    atomic_store(&s->hurry, 0);
+}
+
+/* A stream of the inherited session: its queued tasks are dropped without
+ * running (their events go with the session), it gets a new epoch (calls
+ * that resolved it cannot submit) and goes back to the pool. */
+void aclsim__stream_forget_after_fork(struct aclsim__stream *s)
+{
+    renew_after_fork(s);
+    for (struct aclsim__task *t = s->head, *next; t; t = next) {
+        next = t->next;
+        if (t->kind == ACLSIM_TASK_KERNEL)
+            free(t->u.kernel.argbuf);
+        free(t);
+    }
+    s->head = s->tail = NULL;
+    s->closed = true;
+    s->state = ACLSIM_STREAM_IDLE;
+    atomic_fetch_add(&s->epoch, 1);
+    atomic_store(&s->completed, atomic_load(&s->submitted));
+    atomic_store(&s->refs, 1);
+    stream_unref(s);   /* trims the spares, pools it */
+}
+
+/* The pool: a new lock, and new synchronisation for every pooled stream. */
+void aclsim__streams_forget_after_fork(void)
+{
+    pthread_mutex_init(&pool_lock, NULL);
+    for (struct aclsim__stream *s = stream_pool; s; s = s->next_in_context)
+        renew_after_fork(s);
+}

@@ -449,3 +449,10 @@ aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol
     return symbol_copy_async(FROM_SYMBOL, dst, dstMax, symbol, count, offset, (int)kind, stream,
                              api);
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__symbols_forget_after_fork(void)
+{
+    pthread_mutex_init(&aclsim__registry_lock, NULL);
+    pthread_mutex_init(&vars.lock, NULL);
+}
