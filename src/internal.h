@@ -655,6 +655,12 @@ void aclsim__devctl_finalize(void);
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
+/* A kernel of stream s (with its epoch as resolved), or of any stream of dev
+ * when s is NULL, failed (aclsimKernelFail) since the last synchronize:
+ * forgets it and returns 507015 with its message; else ACL_SUCCESS. Called
+ * at the end of the synchronize functions. */
+aclError aclsim__kernel_failure_take(const struct aclsim__stream *s, uint32_t epoch,
+                                     const struct aclsim__device *dev, const char *api);
 
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */

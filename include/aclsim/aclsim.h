@@ -88,6 +88,29 @@ ACLSIM_API uint32_t aclsimGetBlockNum(void);
 /* Inside a kernel: the logical device it runs on; outside: ACLSIM_HOST_SLOT. */
 ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
 
+/* Inside a kernel: fails the launch as an AI Core exception does on the NPU,
+ * and does not return (the block is abandoned with longjmp: C++ destructors
+ * of its frames do not run). Blocks of the launch not started yet are
+ * skipped. The launch call has returned 0 already; the next
+ * aclrtSynchronizeStream of its stream (or aclrtSynchronizeDevice of its
+ * device) returns ACL_ERROR_RT_AICORE_EXCEPTION (507015) and
+ * aclGetRecentErrMsg names the kernel, the device, the block and reason.
+ * Outside a kernel: prints reason on stderr and aborts the process.
+ * Ascend C's trap() and a failing assert() call it. */
+ACLSIM_API void aclsimKernelFail(const char *reason) __attribute__((noreturn));
+
+/* Kernel output (Ascend C's printf): appends text to the calling thread's
+ * line; each complete line is written to file descriptor 1 with one write(2),
+ * prefixed "[device D, block B] " inside a kernel. A block's unfinished line
+ * is written when the block ends (or fails). */
+ACLSIM_API void aclsimPrint(const char *text, size_t len);
+
+/* The launch behind Ascend C's k<<<blocks, ctrl, stream>>>(args) (aclsim-cc):
+ * aclrtLaunchKernelWithArgsArray on kernel's handle; a failure's message
+ * starts with "file:line: k<<<>>>". Returns the aclError. */
+ACLSIM_API int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void *stream,
+                                   void **args, const char *file, int line);
+
 /* The tiling key of Ascend's CPU-debug mode: ICPU_SET_TILING_KEY (tikicpulib.h)
  * sets it, kernels compare against it (TILING_KEY_IS). 0 until set. */
 ACLSIM_API void aclsimSetTilingKey(uint64_t key);

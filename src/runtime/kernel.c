@@ -7,8 +7,12 @@
  */
 #include "internal.h"
 
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 
 _Thread_local uint32_t aclsim__tls_block_idx = 0, aclsim__tls_block_num = 1,
@@ -90,22 +94,227 @@ static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_
     return end;
 }
 
+/* ---- kernel failures (trap, assert: an AI Core exception) ----------------
+ *
+ * aclsimKernelFail, called by a kernel block, records the first failure of
+ * its launch (block, reason) in the launch's block_job and longjmps back to
+ * run_block, which returns as if the block had finished (C++ destructors of
+ * the abandoned frames do not run). Blocks of that launch not yet started
+ * are skipped. When the launch is over, aclsim__execute_kernel files the
+ * failure against the stream it ran on (the launch call itself returned 0
+ * long before); the next aclrtSynchronizeStream(WithTimeout) of that stream,
+ * or aclrtSynchronizeDevice of its device, takes it and returns 507015 with
+ * "kernel <name> failed on device <d>, block <b> of <n>: <reason>".
+ * HOOK: stream.c's sync_stream and aclsim__device_synchronize end with
+ * aclsim__kernel_failure_take(...) (kernel.c), one line each. */
+
 struct block_job {
     struct aclsim__job job;
     struct aclsim__task *task;
     uint32_t device;
+    atomic_bool failed;        /* some block called aclsimKernelFail */
+    uint32_t fail_block;       /* written once, by the block that set failed */
+    char fail_reason[256];
 };
+
+static _Thread_local jmp_buf *tls_fail_jmp;
+static _Thread_local struct block_job *tls_block_job;
+
+void aclsimKernelFail(const char *reason)
+{
+    struct block_job *b = tls_block_job;
+    if (!reason)
+        reason = "kernel failure";
+    if (!b || !tls_fail_jmp) {
+        fprintf(stderr, "aclsim: kernel failure outside a kernel launch: %s\n", reason);
+        fflush(stderr);
+        abort();
+    }
+    bool expected = false;
+    if (atomic_compare_exchange_strong(&b->failed, &expected, true)) {
+        b->fail_block = aclsim__tls_block_idx;
+        snprintf(b->fail_reason, sizeof b->fail_reason, "%s", reason);
+    }
+    longjmp(*tls_fail_jmp, 1);
+}
+
+/* ---- kernel printf (aclsimPrint) ------------------------------------------ */
+
+#define PRINT_LINE_MAX 4096
+static _Thread_local char tls_line[PRINT_LINE_MAX];
+static _Thread_local size_t tls_line_len;
+
+static void write_all(const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(1, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return;   /* standard output closed or full: the text is lost, as printf's */
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Writes the thread's pending line (prefixed) with one write. */
+static void print_flush(void)
+{
+    if (!tls_line_len)
+        return;
+    char out[PRINT_LINE_MAX + 64];
+    int n = 0;
+    if (aclsim__tls_device_slot != ACLSIM_HOST_SLOT)
+        n = snprintf(out, 64, "[device %u, block %u] ", aclsim__tls_device_slot,
+                     aclsim__tls_block_idx);
+    memcpy(out + n, tls_line, tls_line_len);
+    write_all(out, (size_t)n + tls_line_len);
+    tls_line_len = 0;
+}
+
+void aclsimPrint(const char *text, size_t len)
+{
+    while (len) {
+        const char *nl = memchr(text, '\n', len);
+        size_t take = nl ? (size_t)(nl - text) + 1 : len;
+        if (take > PRINT_LINE_MAX - tls_line_len)
+            take = PRINT_LINE_MAX - tls_line_len;   /* an overlong line goes in pieces */
+        memcpy(tls_line + tls_line_len, text, take);
+        tls_line_len += take;
+        text += take;
+        len -= take;
+        if (tls_line[tls_line_len - 1] == '\n' || tls_line_len == PRINT_LINE_MAX)
+            print_flush();
+    }
+}
+
+int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void *stream, void **args,
+                   const char *file, int line)
+{
+    aclError err;
+    if (!kernel->handle)
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, "aclrtLaunchKernelWithArgsArray",
+                           "kernel %s (%s:%d) is not registered (out of memory at load time)",
+                           kernel->name, kernel->file, kernel->line);
+    else
+        err = aclrtLaunchKernelWithArgsArray(kernel->handle, blocks, stream, NULL, args);
+    if (err) {
+        const char *m = aclGetRecentErrMsg();
+        char api[512], why[512];
+        snprintf(why, sizeof why, "%s", m ? m : "launch failed");
+        char *tail = strstr(why, " (error ");   /* aclsim__fail adds it again */
+        if (tail)
+            *tail = 0;
+        snprintf(api, sizeof api, "%s:%d: %s<<<%u, ..., %p>>>", file ? file : "?", line,
+                 kernel->name, blocks, stream);
+        return aclsim__fail(err, api, "%s", why);
+    }
+    return ACL_SUCCESS;
+}
 
 static void run_block(struct aclsim__job *job, uint32_t index)
 {
     struct block_job *b = (struct block_job *)job;
+    if (atomic_load_explicit(&b->failed, memory_order_relaxed))
+        return;   /* the launch failed already: its other blocks do not start */
+    jmp_buf here;
+    jmp_buf *outer_jmp = tls_fail_jmp;
+    struct block_job *outer_job = tls_block_job;
     aclsim__tls_block_idx = index;
     aclsim__tls_block_num = b->task->u.kernel.blocks;
     aclsim__tls_device_slot = b->device;
-    b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
+    tls_fail_jmp = &here;
+    tls_block_job = b;
+    if (!setjmp(here))
+        b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
+    print_flush();   /* the block's unfinished printf line */
+    tls_fail_jmp = outer_jmp;
+    tls_block_job = outer_job;
     aclsim__tls_block_idx = 0;
     aclsim__tls_block_num = 1;
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
+}
+
+/* Failures waiting for a synchronize: a short list (bounded: the oldest are
+ * dropped beyond MAX_FAILURES), and a counter so that synchronizing costs one
+ * atomic load when nothing failed. */
+#define MAX_FAILURES 64
+struct failure {
+    struct failure *next;
+    const struct aclsim__stream *stream;
+    uint32_t epoch;
+    const struct aclsim__device *device;
+    uint64_t session;
+    char message[512];
+};
+static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct failure *failures;        /* newest first */
+static atomic_uint nfailures;
+
+static void file_failure(const struct aclsim__device *dev, const struct block_job *b)
+{
+    const aclsimKernel *k = b->task->u.kernel.kernel;
+    struct failure *f = aclsim__malloc(sizeof *f);
+    aclsim__log(ACLSIM_LOG_ERROR, "kernel %s failed on device %d, block %u of %u: %s", k->name,
+                dev->id, b->fail_block, b->task->u.kernel.blocks, b->fail_reason);
+    if (!f)
+        return;   /* out of memory: logged only */
+    const struct aclsim__stream *s = aclsim__tls_stream;
+    *f = (struct failure){.stream = s, .device = dev,
+                          .epoch = s ? atomic_load(&((struct aclsim__stream *)s)->epoch) : 0,
+                          .session = atomic_load(&aclsim__rt.session)};
+    snprintf(f->message, sizeof f->message,
+             "kernel %s (%s:%d) failed on device %d, block %u of %u: %s (AI Core exception)",
+             k->name, k->file ? k->file : "?", k->line, dev->id, b->fail_block,
+             b->task->u.kernel.blocks, b->fail_reason);
+    pthread_mutex_lock(&failures_lock);
+    f->next = failures;
+    failures = f;
+    unsigned n = atomic_fetch_add(&nfailures, 1) + 1;
+    if (n > MAX_FAILURES) {   /* drop the oldest */
+        struct failure **pp = &failures;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        free(*pp);
+        *pp = NULL;
+        atomic_fetch_sub(&nfailures, 1);
+    }
+    pthread_mutex_unlock(&failures_lock);
+}
+
+aclError aclsim__kernel_failure_take(const struct aclsim__stream *s, uint32_t epoch,
+                                     const struct aclsim__device *dev, const char *api)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&nfailures, memory_order_acquire)))
+        return ACL_SUCCESS;
+    uint64_t session = atomic_load(&aclsim__rt.session);
+    struct failure *found = NULL, **pp;
+    pthread_mutex_lock(&failures_lock);
+    pp = &failures;
+    while (*pp) {
+        struct failure *f = *pp;
+        bool stale = f->session != session;
+        bool mine = !stale && (s ? f->stream == s && f->epoch == epoch : f->device == dev);
+        if (stale || mine) {
+            *pp = f->next;
+            atomic_fetch_sub(&nfailures, 1);
+            if (mine) {   /* the list is newest first: the last match is the oldest */
+                free(found);
+                found = f;
+            } else {
+                free(f);
+            }
+            continue;
+        }
+        pp = &f->next;
+    }
+    pthread_mutex_unlock(&failures_lock);
+    if (!found)
+        return ACL_SUCCESS;
+    aclError err = aclsim__fail(ACL_ERROR_RT_AICORE_EXCEPTION, api, "%s", found->message);
+    free(found);
+    return err;
 }
 
 void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
@@ -122,6 +331,8 @@ void aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t)
         aclsim__run_job(dev, &b.job);
     }
     atomic_fetch_add_explicit(&dev->kernel_busy_ns, aclsim__now_ns() - start, memory_order_relaxed);
+    if (ACLSIM_UNLIKELY(atomic_load(&b.failed)))
+        file_failure(dev, &b);
 }
 
 /* Common part of both launches: validation, then the task. The arguments
@@ -218,4 +429,5 @@ aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStr
 void aclsim__kernels_forget_after_fork(void)
 {
     pthread_mutex_init(&kernels.lock, NULL);
+    pthread_mutex_init(&failures_lock, NULL);
 }

@@ -369,7 +369,7 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
         stream_unref(list[i].s);
     }
     free(list);
-    return ACL_SUCCESS;
+    return aclsim__kernel_failure_take(NULL, 0, dev, api);
 }
 
 /* ---- stream API ---------------------------------------------------------- */
@@ -439,7 +439,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);
-    return ACL_SUCCESS;
+    return aclsim__kernel_failure_take(s, ref.epoch, NULL, api);
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
