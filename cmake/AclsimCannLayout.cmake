@@ -15,12 +15,6 @@
 set(ACLSIM_ASCENDC_CMAKE_DEST "compiler/tikcpp/ascendc_kernel_cmake")
 set(_aclsim_src "${PROJECT_SOURCE_DIR}/cmake/ascendc")
 
-if(IS_DIRECTORY "${PROJECT_SOURCE_DIR}/include/ascendc")
-  install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/ascendc"
-    DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT Development
-    FILES_MATCHING PATTERN "*.h")
-endif()
-
 # Other names of the runtime: symbolic links to libascendcl.so (the linker
 # records libascendcl's SONAME, so one runtime is loaded whatever name linked).
 set(_aclsim_alias_dir "${PROJECT_BINARY_DIR}/cann-aliases")

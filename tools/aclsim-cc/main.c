@@ -318,7 +318,7 @@ int main(int argc, char **argv)
     const char *soc_name = getenv("SOC_VERSION");
     if (!soc_name || !*soc_name)
         soc_name = "Ascend910B1";
-    const char *header_dir = NULL;
+    const char *header_dir = NULL, *npu_arch = NULL;
     bool print_only = false, keep = false, verbose = false, compile_only = false,
          has_std = false;
     const char *cxx_env = getenv("ACLSIM_CXX");
@@ -339,6 +339,8 @@ int main(int argc, char **argv)
             verbose = true;
         else if (!strncmp(a, "--aclsim-", 9))
             die("unknown driver option %s", a);
+        else if (!strncmp(a, "--npu-arch=", 11))   /* CANN's bisheng: --npu-arch=dav-2201 */
+            npu_arch = a + 11;
         else if (!strcmp(a, "-c") || !strcmp(a, "-S") || !strcmp(a, "-E") || !strcmp(a, "-M") ||
                  !strcmp(a, "-MM") || !strcmp(a, "-fsyntax-only"))
             compile_only = true;
@@ -354,6 +356,17 @@ int main(int argc, char **argv)
     if (!soc)
         die("unknown SoC \"%s\" (--aclsim-soc or SOC_VERSION): see docs/ascendc-driver.md",
             soc_name);
+    if (npu_arch) {   /* the architecture wins: the first SoC of it when the SoC differs */
+        unsigned want = 0;
+        if (!strncmp(npu_arch, "dav-", 4))
+            want = (unsigned)strtoul(npu_arch + 4, NULL, 10);
+        for (size_t i = 0; want && soc->arch != want && i < sizeof socs / sizeof *socs; i++)
+            if (socs[i].arch == want)
+                soc = &socs[i];
+        if (soc->arch != want)
+            die("unknown NPU architecture \"%s\" (--npu-arch): see docs/ascendc-driver.md",
+                npu_arch);
+    }
 
     char *self = exe_dir();
     const char *inc_env = getenv("ACLSIM_ASCENDC_INCLUDE");
@@ -406,6 +419,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strncmp(a, "--aclsim-", 9))
+            continue;
+        /* bisheng options with no meaning on the CPU: the architecture (used
+         * above), -dc (separate compilation is how C++ links anyway), and
+         * --run-mode (CPU-debug defines come from the build) */
+        if (!strncmp(a, "--npu-arch=", 11) || !strcmp(a, "-dc") || !strncmp(a, "--run-mode=", 11))
             continue;
         if (!strcmp(a, "-x") && i + 1 < argc) {
             lang = argv[++i];
