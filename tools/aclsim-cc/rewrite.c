@@ -778,8 +778,8 @@ static void function_definition(struct rw *w, size_t b, size_t body, char **ns, 
                                      "aclrtStream stream", k.name);
             for (unsigned i = 0; i < k.nparams; i++)
                 acc_buf_printf(&w->tail, ", %s %s", k.param_type[i], k.param_name[i]);
-            acc_buf_printf(&w->tail, ")\n{\n    return (uint32_t)::aclsim_asc::launcher<decltype(&%s), "
-                                     "&%s>(\"%s\", __FILE__, __LINE__, blockDim, nullptr, stream)(",
+            acc_buf_printf(&w->tail, ")\n{\n    return (uint32_t)::aclsim_asc::fn<decltype(&%s)>::template "
+                                     "launcher<&%s>(\"%s\", __FILE__, __LINE__, blockDim, nullptr, stream)(",
                            k.qname, k.qname, k.name);
             for (unsigned i = 0; i < k.nparams; i++)
                 acc_buf_printf(&w->tail, "%s%s", i ? ", " : "", k.param_name[i]);
