@@ -159,6 +159,9 @@ struct aclsim__runtime {
      * from the config because failing calls read it during aclInit. */
     atomic_bool err_msg_per_process;
     const struct aclsim__config *_Atomic config;   /* immutable once published */
+    /* aclInit calls of the live session (repeats count too, as in CANN);
+     * aclFinalizeReference tears down when it drops to 0. Under lock. */
+    uint64_t init_refs;
 };
 extern struct aclsim__runtime aclsim__rt;
 
@@ -212,6 +215,11 @@ aclError aclsim__not_initialized(const char *api);   /* the 100001 and its messa
  * and the environment, and applies the log settings; 100000/100003/100006/
  * 100008 with a message naming the setting and the bad value. */
 aclError aclsim__configure(const char *path, struct aclsim__config *c, bool *per_process);
+/* initcb.c: the registered init/finalize callbacks, in CANN's order. Called
+ * without rt.lock; a callback's failure code is returned (the finalize one
+ * with a message; the init one with its type in *failed_type). */
+aclError aclsim__init_callbacks_run(const char *config_path, int *failed_type);
+aclError aclsim__finalize_callbacks_run(void);
 /* Unsigned decimal digits only (no sign, space, prefix), no overflow. */
 bool aclsim__parse_decimal(const char *text, uint64_t *out);
 /* Parses "512M", "32G", "1024" (binary units). false on syntax or overflow. */
@@ -285,7 +293,12 @@ struct aclsim__heap {
     struct aclsim__extent { uintptr_t addr; size_t size; } *free;
     size_t nfree, cap_free;
     atomic_uint_fast64_t frees;    /* frees, resets and destroys so far: never goes back */
+    /* Bytes in use and their peak, per allocation kind (under lock; the
+     * peaks restart when the heap is reset). */
+    size_t used_by_kind[3], peak_by_kind[3];
 };
+/* Usage of kind in h: current and peak bytes. */
+void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak);
 
 /* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
@@ -345,6 +358,10 @@ struct aclsim__device {
     atomic_uint vars_generation;         /* registry generation fully instantiated */
     /* Time workers spent in kernel blocks, for aclrtGetDeviceUtilizationRate. */
     atomic_uint_fast64_t kernel_busy_ns;
+    /* overflow.c: the saturation mode new streams get, and whether a kernel
+     * reported a float overflow since the status was last cleared. */
+    atomic_uchar sat_mode;
+    atomic_bool float_overflow;
 
     /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
     pthread_mutex_t exec_lock;
@@ -386,6 +403,10 @@ struct aclsim__context {
      * says whether option i was set. */
     int64_t sys_param[4];
     uint8_t sys_param_set;
+    /* aclrtCtxGetFloatOverflowAddr: 64 bytes of device memory, made on first
+     * request; kernels of the context's streams set its first word when they
+     * report an overflow (overflow.c). Freed with the context. */
+    void *_Atomic overflow_addr;
 };
 
 /* The calling thread's current context, or 107002 with a message. */
@@ -401,7 +422,8 @@ void aclsim__set_current(struct aclsim__context *ctx);
 /* ---- stream.c, executor.c, event.c: tasks and the executor ------------- */
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
-                         ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT };
+                         ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
+                         ACLSIM_TASK_OVERFLOW };
 
 struct aclsim__event;
 
@@ -419,8 +441,13 @@ struct aclsim__task {
         struct { void *dst; const void *src; atomic_bool *ran; } copy;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
-        /* cores: the resource limit in force at launch (0: none, devctl.c). */
-        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores; } kernel;
+        /* cores: the resource limit in force at launch (0: none, devctl.c);
+         * sat_mode and overflow_check: the stream's when it was launched. */
+        struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores;
+                 uint8_t sat_mode; bool overflow_check; } kernel;
+        /* Writes the device's float-overflow status (size bytes) to dst, or
+         * clears the status (overflow.c). */
+        struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
     } u;
@@ -448,6 +475,10 @@ struct aclsim__stream {
     pthread_cond_t progress;        /* broadcast when completed grows or state idles */
     /* Bumped (under lock) each time the struct starts a new life. */
     atomic_uint epoch;
+    /* Float overflow (overflow.c): the device's saturation mode when the
+     * stream was created, and its overflow-detection switch. */
+    atomic_uchar sat_mode;
+    atomic_bool overflow_check;
 
     /* Producer side (submitting threads, and the worker once per batch). */
     _Alignas(64) pthread_mutex_t lock;
@@ -651,6 +682,31 @@ void aclsim__binaries_finalize(void);
 uint32_t aclsim__kernel_core_limit(const struct aclsim__device *dev);
 /* aclFinalize: forgets process-level device resource limits. */
 void aclsim__devctl_finalize(void);
+
+/* ---- overflow.c: float overflow status and saturation mode ------------------ */
+
+/* Runs an ACLSIM_TASK_OVERFLOW task of dev. */
+void aclsim__execute_overflow(struct aclsim__device *dev, struct aclsim__task *t);
+/* Set by the executor around each kernel block: what aclsimReportFloatOverflow
+ * and aclsimFloatOverflowMode answer from. */
+extern _Thread_local struct aclsim__device *aclsim__tls_kernel_device;
+extern _Thread_local uint8_t aclsim__tls_sat_mode;
+extern _Thread_local bool aclsim__tls_overflow_check;
+
+/* ---- snapshot.c: process snapshots ------------------------------------------ */
+
+/* Set while the process is locked for a snapshot. Calls that change device
+ * state check it first (aclsim__snapshot_check): free when unlocked. */
+extern atomic_bool aclsim__snapshot_locked;
+aclError aclsim__snapshot_wait(const char *api);
+static inline aclError aclsim__snapshot_check(const char *api)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&aclsim__snapshot_locked, memory_order_acquire)))
+        return ACL_SUCCESS;
+    return aclsim__snapshot_wait(api);
+}
+/* aclFinalize: unlocks, drops the backup, wakes waiting calls. */
+void aclsim__snapshot_finalize(void);
 
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "acl/acl.h"
+#include "acl/acl_platform.h"
 #include "aclsim/aclsim.h"
 #include "common.h"
 
@@ -679,6 +680,296 @@ static void test_utilization(void **state)
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "utilizationInfo", aclrtGetDeviceUtilizationRate(0, NULL));
 }
 
+/* ---- platform, atomics, memory usage, groups ------------------------------------ */
+
+static void test_platform_info(void **state)
+{
+    (void)state;
+    init_soc("Ascend950PR", "1");
+    char v[64];
+    EXPECT_OK(aclplatformGetDeviceInfo(ACL_PLATFORM_SOC_VERSION, v, sizeof v));
+    assert_string_equal(v, "Ascend950PR");
+    EXPECT_OK(aclplatformGetDeviceInfo(ACL_PLATFORM_NPU_ARCH, v, sizeof v));
+    assert_int_equal(atoi(v), DAV_3510);
+    EXPECT_OK(aclplatformGetDeviceInfo(ACL_PLATFORM_AICORE_CNT, v, sizeof v));
+    assert_int_equal(atoi(v), info(0, ACL_DEV_ATTR_AICORE_CORE_NUM));
+    EXPECT_OK(aclplatformGetDeviceInfo(ACL_PLATFORM_AICORE_UB_SIZE, v, sizeof v));
+    assert_int_equal(atoll(v), info(0, ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE));
+    EXPECT_OK(aclplatformGetDeviceInfo(ACL_PLATFORM_MEMORY_SIZE, v, sizeof v));
+    assert_int_equal(atoll(v), 64 * (long long)MiB);
+    EXPECT_OK(aclplatformGetDeviceInfo(ACL_PLATFORM_MEMORY_TYPE, v, sizeof v));
+    assert_int_equal(atoi(v), HBM);
+    for (int i = 0; i <= ACL_PLATFORM_MEMORY_TYPE; i++)
+        EXPECT_OK(aclplatformGetDeviceInfo((aclplatformDevInfo)i, v, sizeof v));
+    char small[4];
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "too small", aclplatformGetDeviceInfo(ACL_PLATFORM_SOC_VERSION, small, sizeof small));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "infoType", aclplatformGetDeviceInfo((aclplatformDevInfo)17, v, sizeof v));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "value", aclplatformGetDeviceInfo(ACL_PLATFORM_L1_SIZE, NULL, 8));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "instruction tables",
+               aclplatformGetInstructionInfo(ACL_PLATFORM_CORE_TYPE_AI_CORE, "Intrinsic_vexp", v, sizeof v));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "instruction",
+               aclplatformGetInstructionInfo(ACL_PLATFORM_CORE_TYPE_AI_CORE, NULL, v, sizeof v));
+}
+
+static void test_atomic_capabilities(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "2");
+    const aclrtAtomicOperation ops[] = {ACL_RT_ATOMIC_OPERATION_INTEGER_ADD, ACL_RT_ATOMIC_OPERATION_FLOAT_ADD,
+                                        ACL_RT_ATOMIC_OPERATION_DMA_ADD, ACL_RT_ATOMIC_OPERATION_CAS};
+    uint32_t caps[4] = {0};
+    EXPECT_OK(aclrtDeviceGetHostAtomicCapabilities(caps, ops, 4, 0));
+    assert_true(caps[0] & ACL_RT_ATOMIC_CAPABILITY_SIGNED);
+    assert_true(caps[0] & ACL_RT_ATOMIC_CAPABILITY_SCALAR64);
+    assert_true(caps[1] & ACL_RT_ATOMIC_CAPABILITY_SCALAR32);
+    assert_false(caps[1] & ACL_RT_ATOMIC_CAPABILITY_SIGNED);
+    assert_int_equal(caps[2], 0);
+    assert_true(caps[3] & ACL_RT_ATOMIC_CAPABILITY_SCALAR32);
+    uint32_t p2p[4] = {0};
+    EXPECT_OK(aclrtDeviceGetP2PAtomicCapabilities(p2p, ops, 4, 0, 1));
+    assert_memory_equal(p2p, caps, sizeof caps);
+    /* The capability is real: a host atomic on device memory. */
+    EXPECT_OK(aclrtSetDevice(0));
+    int64_t *d = NULL;
+    EXPECT_OK(aclrtMalloc((void **)&d, sizeof *d, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtMemset(d, sizeof *d, 0, sizeof *d));
+    __atomic_fetch_add(d, 5, __ATOMIC_SEQ_CST);
+    int64_t back = 0;
+    EXPECT_OK(aclrtMemcpy(&back, sizeof back, d, sizeof *d, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(back, 5);
+    EXPECT_OK(aclrtFree(d));
+    const aclrtAtomicOperation bad[] = {(aclrtAtomicOperation)13};
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "operations[0]", aclrtDeviceGetHostAtomicCapabilities(caps, bad, 1, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "count", aclrtDeviceGetHostAtomicCapabilities(caps, ops, 0, 0));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICEID, NULL, aclrtDeviceGetP2PAtomicCapabilities(caps, ops, 1, 0, 2));
+}
+
+static void test_mem_usage(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "1");
+    EXPECT_OK(aclrtSetDevice(0));
+    void *a = NULL, *b = NULL;
+    EXPECT_OK(aclrtMalloc(&a, 3 * MiB, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtMalloc(&b, 2 * MiB, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtFree(b));
+    aclrtMemUsageInfo u[4];
+    size_t n = 0;
+    EXPECT_OK(aclrtGetMemUsageInfo(0, u, 4, &n));
+    assert_int_equal(n, 2);
+    assert_string_equal(u[0].name, "app");   /* the largest first */
+    assert_true(u[0].curMemSize >= 3 * MiB && u[0].curMemSize < 4 * MiB);
+    assert_true(u[0].memPeakSize >= 5 * MiB);
+    assert_string_equal(u[1].name, "device_variables");
+    EXPECT_OK(aclrtGetMemUsageInfo(0, u, 1, &n));
+    assert_int_equal(n, 1);
+    EXPECT_OK(aclrtFree(a));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "inputNum", aclrtGetMemUsageInfo(0, u, 0, &n));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "outputNum", aclrtGetMemUsageInfo(0, u, 1, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICEID, NULL, aclrtGetMemUsageInfo(1, u, 1, &n));
+}
+
+static void test_groups(void **state)
+{
+    (void)state;
+    init_soc("Ascend310P3", "1");
+    uint32_t count = 0;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "count", aclrtGetGroupCount(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Control CPU", aclrtGetGroupCount(&count));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EP mode", aclrtSetGroup(0));
+    assert_null(aclrtCreateGroupInfo());
+    expect_msg("aclrtCreateGroupInfo", "Control CPU");
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "groupInfo", aclrtDestroyGroupInfo(NULL));
+}
+
+/* ---- float overflow ---------------------------------------------------------------- */
+
+static atomic_int seen_mode;
+
+static void k_overflow(int report)
+{
+    atomic_store(&seen_mode, aclsimFloatOverflowMode());
+    if (report)
+        aclsimReportFloatOverflow();
+}
+ACLSIM_KERNEL_REGISTER(k_overflow, int);
+
+static void launch_overflow(aclrtStream s, int report)
+{
+    void *args[] = {&report};
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(FUNC(k_overflow), 1, s, NULL, args));
+    EXPECT_OK(aclrtSynchronizeStream(s));
+}
+
+static uint32_t overflow_status(aclrtStream s, void *dev_buf)
+{
+    uint32_t host[16];
+    memset(host, 0xab, sizeof host);
+    EXPECT_OK(aclrtGetOverflowStatus(dev_buf, 64, s));
+    EXPECT_OK(aclrtSynchronizeStream(s));
+    EXPECT_OK(aclrtMemcpy(host, sizeof host, dev_buf, 64, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 1; i < 16; i++)
+        assert_int_equal(host[i], 0);
+    return host[0];
+}
+
+static void test_float_overflow(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "1");
+    EXPECT_OK(aclrtSetDevice(0));
+    aclrtFloatOverflowMode mode = ACL_RT_OVERFLOW_MODE_UNDEF;
+    EXPECT_OK(aclrtGetDeviceSatMode(&mode));
+    assert_int_equal(mode, ACL_RT_OVERFLOW_MODE_INFNAN);
+    aclrtStream before, after;
+    EXPECT_OK(aclrtCreateStream(&before));
+    EXPECT_OK(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_SATURATION));
+    EXPECT_OK(aclrtCreateStream(&after));
+    launch_overflow(before, 0);
+    assert_int_equal(atomic_load(&seen_mode), ACL_RT_OVERFLOW_MODE_INFNAN);   /* created before */
+    launch_overflow(after, 0);
+    assert_int_equal(atomic_load(&seen_mode), ACL_RT_OVERFLOW_MODE_SATURATION);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "mode 2", aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_UNDEF));
+
+    void *buf = NULL;
+    EXPECT_OK(aclrtMalloc(&buf, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    assert_int_equal(overflow_status(after, buf), 0);
+    launch_overflow(before, 1);
+    assert_int_equal(overflow_status(after, buf), 1);   /* per device, not per stream */
+    EXPECT_OK(aclrtResetOverflowStatus(after));
+    assert_int_equal(overflow_status(after, buf), 0);
+    /* Detection off: reports on that stream do not count. */
+    uint32_t flag = 7;
+    EXPECT_OK(aclrtGetStreamOverflowSwitch(before, &flag));
+    assert_int_equal(flag, 1);
+    EXPECT_OK(aclrtSetStreamOverflowSwitch(before, 0));
+    EXPECT_OK(aclrtGetStreamOverflowSwitch(before, &flag));
+    assert_int_equal(flag, 0);
+    launch_overflow(before, 1);
+    assert_int_equal(overflow_status(after, buf), 0);
+    /* The context's overflow word is set by the context's kernels. */
+    uint32_t *word = NULL;
+    EXPECT_OK(aclrtCtxGetFloatOverflowAddr((void **)&word));
+    void *again = NULL;
+    EXPECT_OK(aclrtCtxGetFloatOverflowAddr(&again));
+    assert_ptr_equal(again, word);
+    uint32_t w = 9;
+    EXPECT_OK(aclrtMemcpy(&w, sizeof w, word, sizeof w, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(w, 0);
+    launch_overflow(after, 1);
+    EXPECT_OK(aclrtMemcpy(&w, sizeof w, word, sizeof w, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(w, 1);
+    /* The aliases read and clear the same status. */
+    EXPECT_OK(aclrtNpuClearFloatOverFlowStatus(0, after));
+    EXPECT_OK(aclrtGetFloatOverflowStatus(buf, 64, after));
+    EXPECT_OK(aclrtSynchronizeStream(after));
+    EXPECT_OK(aclrtMemcpy(&w, sizeof w, buf, sizeof w, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(w, 0);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "outputSize", aclrtGetOverflowStatus(buf, 32, after));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not device memory", aclrtGetOverflowStatus(&w, 64, after));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flag 2", aclrtSetStreamOverflowSwitch(after, 2));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "mode", aclrtGetDeviceSatMode(NULL));
+    EXPECT_OK(aclrtFree(buf));
+    EXPECT_OK(aclrtDestroyStream(before));
+    EXPECT_OK(aclrtDestroyStream(after));
+    ASSERT_OK(reset_and_finalize());
+    init_soc("Ascend310P3", "1");
+    EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_OK(aclrtGetDeviceSatMode(&mode));
+    assert_int_equal(mode, ACL_RT_OVERFLOW_MODE_SATURATION);
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtSetStreamOverflowSwitch(NULL, 1));
+}
+
+/* ---- snapshots ------------------------------------------------------------------- */
+
+static char stages[128];
+
+static uint32_t stage_cb(int32_t device, void *args)
+{
+    char item[32];
+    snprintf(item, sizeof item, "%s%d,", (const char *)args, device);
+    strncat(stages, item, sizeof stages - strlen(stages) - 1);
+    return 0;
+}
+
+static uint32_t failing_stage_cb(int32_t device, void *args)
+{
+    (void)device;
+    (void)args;
+    return 1;
+}
+
+struct blocked_call { atomic_int done; aclError result; void *ptr; };
+
+static void *malloc_while_locked(void *arg)
+{
+    struct blocked_call *c = arg;
+    aclrtSetDevice(0);
+    c->result = aclrtMalloc(&c->ptr, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+    atomic_store(&c->done, 1);
+    return NULL;
+}
+
+static void test_snapshot(void **state)
+{
+    (void)state;
+    init_soc("Ascend910B1", "2");
+    EXPECT_OK(aclrtSetDevice(0));
+    int pid = (int)getpid();
+    int *d = NULL;
+    EXPECT_OK(aclrtMalloc((void **)&d, 4 * sizeof *d, ACL_MEM_MALLOC_HUGE_FIRST));
+    const int want[4] = {1, 2, 3, 4};
+    EXPECT_OK(aclrtMemcpy(d, sizeof want, want, sizeof want, ACL_MEMCPY_HOST_TO_DEVICE));
+    stages[0] = '\0';
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_LOCK_PRE, stage_cb, "lock"));
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_BACKUP_POST, stage_cb, "backup"));
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_RESTORE_POST, stage_cb, "restore"));
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_UNLOCK_POST, stage_cb, "unlock"));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_REGISTER_CALLBACK_FAILED, "already",
+               aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_LOCK_PRE, stage_cb, "again"));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_BACKUP_FAILED, "RUNNING", aclrtSnapShotProcessBackup(pid, NULL));
+    EXPECT_OK(aclrtSnapShotProcessLock(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_LOCK_FAILED, "LOCKED", aclrtSnapShotProcessLock(pid, NULL));
+    /* Device-changing calls of other threads wait for the unlock; the locker's fail. */
+    struct blocked_call c = {0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, malloc_while_locked, &c), 0);
+    void *p = NULL;
+    EXPECT_ERR(ACL_ERROR_RT_INTERNAL_ERROR, "locked for a snapshot", aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtSnapShotProcessBackup(pid, NULL));
+    /* What the device held at the backup comes back with the restore. */
+    d[2] = 99;   /* (device memory is host memory in aclsim: scribble directly) */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not this process", aclrtSnapShotProcessUnlock(pid + 1, NULL));
+    EXPECT_OK(aclrtSnapShotProcessRestore(pid, NULL));
+    int back[4] = {0};
+    usleep(20 * 1000);
+    assert_int_equal(atomic_load(&c.done), 0);   /* still waiting */
+    EXPECT_OK(aclrtSnapShotProcessUnlock(pid, NULL));
+    pthread_join(th, NULL);
+    assert_int_equal(c.result, ACL_SUCCESS);
+    EXPECT_OK(aclrtMemcpy(back, sizeof back, d, sizeof want, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_memory_equal(back, want, sizeof want);
+    assert_string_equal(stages, "lock0,backup0,restore0,unlock0,");
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_UNLOCK_FAILED, "RUNNING", aclrtSnapShotProcessUnlock(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_RESTORE_FAILED, NULL, aclrtSnapShotProcessRestore(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not this process", aclrtSnapShotProcessLock(pid + 1, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "reserve", aclrtSnapShotProcessLock(pid, &c));
+    /* A failing callback fails its stage. */
+    EXPECT_OK(aclrtSnapShotCallbackRegister(ACL_RT_SNAPSHOT_LOCK_PRE, failing_stage_cb, NULL));
+    EXPECT_ERR(ACL_ERROR_SNAPSHOT_CALLBACK_FAILED, "stage 0", aclrtSnapShotProcessLock(pid, NULL));
+    EXPECT_OK(aclrtSnapShotCallbackUnregister(ACL_RT_SNAPSHOT_LOCK_PRE, failing_stage_cb));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not registered", aclrtSnapShotCallbackUnregister(ACL_RT_SNAPSHOT_LOCK_PRE, failing_stage_cb));
+    for (int s = ACL_RT_SNAPSHOT_LOCK_PRE; s <= ACL_RT_SNAPSHOT_UNLOCK_POST; s++)
+        aclrtSnapShotCallbackUnregister((aclrtSnapShotStage)s, stage_cb);
+    drain_msg();
+    /* aclFinalize ends a lock and releases waiting calls. */
+    EXPECT_OK(aclrtSnapShotProcessLock(pid, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_INTERNAL_ERROR, "locked for a snapshot", aclrtFree(c.ptr));   /* the locker */
+    ASSERT_OK(reset_and_finalize());
+    init_soc("Ascend950DT", "1");
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend950DT", aclrtSnapShotProcessLock(pid, NULL));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_clean, teardown_clean)
@@ -700,6 +991,12 @@ int main(void)
         T(test_resource_limit_takes_effect),
         T(test_primary_context_and_ts),
         T(test_utilization),
+        T(test_platform_info),
+        T(test_atomic_capabilities),
+        T(test_mem_usage),
+        T(test_groups),
+        T(test_float_overflow),
+        T(test_snapshot),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

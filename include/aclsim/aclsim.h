@@ -116,6 +116,18 @@ ACLSIM_API int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void 
 ACLSIM_API void aclsimSetTilingKey(uint64_t key);
 ACLSIM_API uint64_t aclsimGetTilingKey(void);
 
+/* Float overflow, for kernels that compute in floating point (the Ascend C
+ * layer's half/float operations call these). Inside a kernel,
+ * aclsimReportFloatOverflow records that a result overflowed: it sets the
+ * device's overflow status (aclrtGetOverflowStatus) when overflow detection is
+ * on for the kernel's stream (aclrtSetStreamOverflowSwitch). Outside a kernel
+ * it does nothing. aclsimFloatOverflowMode gives the saturation mode the
+ * kernel runs in (0 ACL_RT_OVERFLOW_MODE_SATURATION: overflowing results
+ * saturate; 1 ACL_RT_OVERFLOW_MODE_INFNAN: they become inf/NaN), which is its
+ * stream's (aclrtSetDeviceSatMode before the stream was created). */
+ACLSIM_API void aclsimReportFloatOverflow(void);
+ACLSIM_API int aclsimFloatOverflowMode(void);
+
 /* ---- device variables ------------------------------------------------- */
 
 #ifdef __cplusplus

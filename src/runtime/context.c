@@ -96,6 +96,7 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     pthread_mutex_lock(&ctx->lock);
     ctx->sys_param_set = 0;   /* a new context has no system parameters set */
     pthread_mutex_unlock(&ctx->lock);
+    atomic_store(&ctx->overflow_addr, NULL);
     struct aclsim__stream *def = NULL;
     aclError err = aclsim__stream_create(ctx, NULL, &def, api);
     if (err) {
@@ -138,6 +139,9 @@ void aclsim__context_destroy(struct aclsim__context *ctx, bool force)
     }
     pthread_mutex_unlock(&ctx->lock);
     aclsim__stream_destroy(ctx->default_stream, force);
+    void *overflow = atomic_exchange(&ctx->overflow_addr, NULL);
+    if (overflow)   /* no stream of the context runs any more */
+        aclsim__heap_free(&ctx->device->heap, overflow, ACLSIM_ALLOC_MALLOC);
     context_recycle(ctx);
 }
 
@@ -145,6 +149,9 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 {
     static const char api[] = "aclrtCreateContext";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);
@@ -167,6 +174,9 @@ aclError aclrtDestroyContext(aclrtContext context)
 {
     static const char api[] = "aclrtDestroyContext";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);

@@ -43,6 +43,14 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
         return err;
     }
     atomic_store(&dev->vars_generation, 0);
+    /* Float overflow (overflow.c): products with INF/NaN support start in
+     * that mode, the others saturate; no overflow recorded yet. */
+    uint8_t family = aclsim__soc_current()->family;
+    atomic_store(&dev->sat_mode, family == ACLSIM_FAMILY_A2 || family == ACLSIM_FAMILY_A3 ||
+                                         family == ACLSIM_FAMILY_A5
+                                     ? ACL_RT_OVERFLOW_MODE_INFNAN
+                                     : ACL_RT_OVERFLOW_MODE_SATURATION);
+    atomic_store(&dev->float_overflow, false);
     atomic_store(&dev->open, true);
     err = aclsim__context_create(dev, true, &dev->default_ctx, api);
     if (err) {
@@ -133,6 +141,9 @@ aclError aclsim__device_release(int32_t id, bool force, const char *api)
 aclError aclrtSetDevice(int32_t deviceId)
 {
     ACLSIM_REQUIRE_INIT("aclrtSetDevice");
+    aclError gate = aclsim__snapshot_check("aclrtSetDevice");
+    if (gate)
+        return gate;
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_acquire(deviceId, "aclrtSetDevice");
     if (!err)
@@ -144,6 +155,9 @@ aclError aclrtSetDevice(int32_t deviceId)
 static aclError reset(int32_t deviceId, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     pthread_mutex_lock(&aclsim__rt.lock);
     aclError err = aclsim__device_release(deviceId, force, api);
     pthread_mutex_unlock(&aclsim__rt.lock);

@@ -186,6 +186,9 @@ aclError aclrtCreateEvent(aclrtEvent *event)
 {
     static const char api[] = "aclrtCreateEvent";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!event)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
     struct aclsim__context *ctx = NULL;
@@ -217,6 +220,9 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 {
     static const char api[] = "aclrtDestroyEvent";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     aclError err = ACL_SUCCESS;
     struct aclsim__event *ev = event_of(event, "event", api, &err);
     if (!ev)

@@ -83,6 +83,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     case ACLSIM_TASK_RECORD:
         aclsim__event_complete(t->u.event.event, t->u.event.seq, true);
         break;
+    case ACLSIM_TASK_OVERFLOW:
+        aclsim__execute_overflow(s->device, t);
+        break;
     default:
         break;
     }

@@ -30,6 +30,8 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     /* base and capacity may be read concurrently by aclsim__heap_contains:
      * they are only written atomically, capacity before base is published. */
     h->used = h->committed = 0;
+    memset(h->used_by_kind, 0, sizeof h->used_by_kind);
+    memset(h->peak_by_kind, 0, sizeof h->peak_by_kind);
     h->allocs = NULL;
     h->nallocs = h->cap_allocs = 0;
     __atomic_store_n(&h->capacity, capacity, __ATOMIC_RELAXED);
@@ -62,6 +64,8 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     }
     h->committed = 0;
     h->used = 0;
+    memset(h->used_by_kind, 0, sizeof h->used_by_kind);
+    memset(h->peak_by_kind, 0, sizeof h->peak_by_kind);
     h->nallocs = 0;
     atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
     h->nfree = 1;
@@ -165,6 +169,9 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
         h->allocs[pos] = (struct aclsim__alloc){a, size, span, (uint8_t)kind, var};
         h->nallocs++;
         h->used += span;
+        h->used_by_kind[kind] += span;
+        if (h->used_by_kind[kind] > h->peak_by_kind[kind])
+            h->peak_by_kind[kind] = h->used_by_kind[kind];
         result = (void *)a;
         break;
     }
@@ -203,6 +210,17 @@ static void release_extent(struct aclsim__heap *h, uintptr_t addr, size_t size)
     }
 }
 
+void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak)
+{
+    *used = *peak = 0;
+    if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
+        return;
+    pthread_rwlock_rdlock(&h->lock);
+    *used = h->used_by_kind[kind];
+    *peak = h->peak_by_kind[kind];
+    pthread_rwlock_unlock(&h->lock);
+}
+
 bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
 {
     bool ok = false;
@@ -213,6 +231,7 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
         memmove(&h->allocs[pos - 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
         h->nallocs--;
         h->used -= a.span;
+        h->used_by_kind[a.kind] -= a.span;
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
         if (a.span >= RELEASE_MIN) {
             uintptr_t from = round_up(a.addr, 4096), to = (a.addr + a.span) & ~(uintptr_t)4095;

@@ -224,6 +224,9 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     aclsim__tls_block_idx = index;
     aclsim__tls_block_num = b->task->u.kernel.blocks;
     aclsim__tls_device_slot = b->device;
+    aclsim__tls_kernel_device = &aclsim__devices[b->device];
+    aclsim__tls_sat_mode = b->task->u.kernel.sat_mode;
+    aclsim__tls_overflow_check = b->task->u.kernel.overflow_check;
     tls_fail_jmp = &here;
     tls_block_job = b;
     if (!setjmp(here))
@@ -231,6 +234,7 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     print_flush();   /* the block's unfinished printf line */
     tls_fail_jmp = outer_jmp;
     tls_block_job = outer_job;
+    aclsim__tls_kernel_device = NULL;
     aclsim__tls_block_idx = 0;
     aclsim__tls_block_num = 1;
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
@@ -382,7 +386,9 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
                              .u.kernel = {.kernel = k, .blocks = numBlocks,
-                                          .cores = aclsim__kernel_core_limit(ctx->device)}};
+                                          .cores = aclsim__kernel_core_limit(ctx->device),
+                                          .sat_mode = atomic_load(&s.s->sat_mode),
+                                          .overflow_check = atomic_load(&s.s->overflow_check)}};
     /* One block: the argument pointers, then the values, aligned for the
      * most aligned parameter (invoke reads them in place). */
     if (max_align < sizeof(void *))

@@ -68,6 +68,9 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     static const char api[] = "aclrtMalloc";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     if (size == 0)
@@ -100,6 +103,9 @@ aclError aclrtFree(void *devPtr)
 {
     static const char api[] = "aclrtFree";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     struct aclsim__where w = aclsim__classify(devPtr);
@@ -116,6 +122,9 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     static const char api[] = "aclrtMallocHost";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!hostPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
     if (size == 0)
@@ -143,6 +152,9 @@ aclError aclrtFreeHost(void *hostPtr)
 {
     static const char api[] = "aclrtFreeHost";
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!hostPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
     if (aclsim__heap_contains(&aclsim__host_heap, hostPtr) &&
@@ -355,6 +367,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
     if (count == 0)
         return ACL_SUCCESS;
     aclError err = check_copy_args(api, dst, destMax, src, count);
+    if (!err)
+        err = aclsim__snapshot_check(api);
     if (err)
         return err;
     struct aclsim__context *ctx = NULL;
@@ -409,6 +423,9 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     if (count == 0)
         return ACL_SUCCESS;
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     struct aclsim__where w;
     aclError err = check_memset(api, devPtr, maxCount, count, &w);
     if (!err)

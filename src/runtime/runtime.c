@@ -39,6 +39,8 @@ static aclError wait_for_finalize(const char *api)
     return ACL_SUCCESS;
 }
 
+static aclError finalize(bool run_callbacks);
+
 aclError aclInit(const char *configPath)
 {
     pthread_mutex_lock(&aclsim__rt.lock);
@@ -52,6 +54,7 @@ aclError aclInit(const char *configPath)
         return aclsim__fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", ACLSIM_FORKED_MESSAGE);
     }
     if (aclsim__initialized()) {
+        aclsim__rt.init_refs++;   /* CANN counts repeats for aclFinalizeReference */
         pthread_mutex_unlock(&aclsim__rt.lock);
         return aclsim__fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit",
                             "the runtime is already initialized (aclFinalize first)");
@@ -80,12 +83,22 @@ aclError aclInit(const char *configPath)
                 aclsim__devices[i].physical_id = config.visible[i];
         }
         atomic_fetch_add(&aclsim__rt.session, 1);
+        aclsim__rt.init_refs = 1;
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
                     config.visible_count, config.physical_devices, config.soc_name,
                     config.device_memory);
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
+    /* The init callbacks run on the initialized runtime, without its lock;
+     * one that fails undoes the initialization. */
+    int type = 0;
+    if (!err && (err = aclsim__init_callbacks_run(configPath, &type))) {
+        finalize(false);
+        return aclsim__fail(err, "aclInit",
+                            "the init callback of type %d returned %d: the runtime is not "
+                            "initialized", type, err);
+    }
     return err;
 }
 
@@ -109,12 +122,19 @@ static void finalize_forked(void)
     aclsim__memory_forget_after_fork();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
+    aclsim__snapshot_finalize();
     aclsim__handles_forget_after_fork(true);
     atomic_store(&aclsim__rt.forked, false);
     aclsim__log(ACLSIM_LOG_INFO, "aclFinalize: the session inherited over fork() is discarded");
 }
 
 aclError aclFinalize(void)
+{
+    return finalize(true);
+}
+
+/* run_callbacks false: undoing an aclInit whose init callback failed. */
+static aclError finalize(bool run_callbacks)
 {
     /* The session this call is for: the one live when it was made. A later
      * aclInit's session is never torn down by it. */
@@ -145,6 +165,17 @@ aclError aclFinalize(void)
      * (one already passed, too) from being opened again meanwhile, and
      * keeps aclInit and other aclFinalize calls waiting. */
     aclsim__rt.finalizing = true;
+    /* The finalize callbacks first, without the lock (they may call the
+     * runtime); one that fails leaves the session as it was. */
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    aclError cb_err = run_callbacks ? aclsim__finalize_callbacks_run() : ACL_SUCCESS;
+    pthread_mutex_lock(&aclsim__rt.lock);
+    if (cb_err) {
+        aclsim__rt.finalizing = false;
+        pthread_cond_broadcast(&aclsim__rt.changed);
+        pthread_mutex_unlock(&aclsim__rt.lock);
+        return cb_err;
+    }
     for (uint32_t i = 0; i < aclsim__config()->visible_count; i++) {
         struct aclsim__device *dev = &aclsim__devices[i];
         while (dev->closing)   /* a reset in another thread: let it finish */
@@ -162,10 +193,38 @@ aclError aclFinalize(void)
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
+    aclsim__rt.init_refs = 0;
+    aclsim__snapshot_finalize();   /* wakes calls waiting for an unlock */
     aclsim__rt.finalizing = false;
     pthread_cond_broadcast(&aclsim__rt.changed);
     pthread_mutex_unlock(&aclsim__rt.lock);
     return ACL_SUCCESS;
+}
+
+/* CANN: every aclInit (repeats included) takes a reference; the last
+ * aclFinalizeReference finalizes, while aclFinalize always does. */
+aclError aclFinalizeReference(uint64_t *refCount)
+{
+    pthread_mutex_lock(&aclsim__rt.lock);
+    uint64_t refs = aclsim__initialized() ? aclsim__rt.init_refs : 0;
+    if (refs > 1) {
+        refs = --aclsim__rt.init_refs;
+        pthread_mutex_unlock(&aclsim__rt.lock);
+        if (refCount)
+            *refCount = refs;
+        return ACL_SUCCESS;
+    }
+    pthread_mutex_unlock(&aclsim__rt.lock);
+    if (refCount)
+        *refCount = refs;
+    if (refs < 1)
+        return aclsim__fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalizeReference",
+                            "the runtime is not initialized (already finalized, or aclInit was "
+                            "never called)");
+    aclError err = aclFinalize();
+    if (!err && refCount)
+        *refCount = 0;
+    return err;
 }
 
 /* ---- fork() ------------------------------------------------------------------ */

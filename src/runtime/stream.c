@@ -95,6 +95,8 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     s->state = ACLSIM_STREAM_IDLE;
     s->next_ready = s->next_waiting = s->next_in_context = NULL;
     s->prev_in_context = NULL;
+    atomic_store(&s->sat_mode, atomic_load(&ctx->device->sat_mode));   /* overflow.c */
+    atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
     atomic_store(&s->refs, 1);
     pthread_mutex_unlock(&s->lock);
@@ -240,6 +242,9 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                         uint64_t *seq_out)
 {
     struct aclsim__stream *s = ref.s;
+    aclError gate = aclsim__snapshot_check(api);   /* no new work while locked for a snapshot */
+    if (gate)
+        return gate;
     pthread_mutex_lock(&s->lock);
     if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
                                          ref.epoch)) {
@@ -377,6 +382,9 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
 static aclError create_stream(aclrtStream *stream, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
     struct aclsim__context *ctx = NULL;
@@ -402,6 +410,9 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
 static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
+    aclError gate = aclsim__snapshot_check(api);
+    if (gate)
+        return gate;
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream is NULL (the default stream cannot be destroyed)");

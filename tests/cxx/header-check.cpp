@@ -9,6 +9,7 @@
 // array designated initializer), so the device variables below are ordinary
 // C++ globals registered by hand with aclsimRegisterVar.
 #include "acl/acl.h"
+#include "acl/acl_platform.h"
 #include "acl/acl_rt_api.h"
 #include "aclsim/aclsim.h"
 
