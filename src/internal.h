@@ -423,7 +423,7 @@ void aclsim__set_current(struct aclsim__context *ctx);
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
-                         ACLSIM_TASK_OVERFLOW };
+                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32 };
 
 struct aclsim__event;
 
@@ -435,10 +435,16 @@ struct aclsim__task {
     uint8_t kind;
     size_t bytes;
     const char *label;              /* variable or kernel name, or NULL */
+    /* Set by the executor once the task ran (NULL: nobody asks): a caller
+     * waiting for its task tells one that ran from one discarded by an abort,
+     * force reset or aclFinalize. */
+    atomic_bool *ran;
     union {
-        /* ran: set once the copy was done (a waiting caller tells a copy
-         * that ran from one discarded by a force destroy/reset/finalize). */
-        struct { void *dst; const void *src; atomic_bool *ran; } copy;
+        struct { void *dst; const void *src; } copy;
+        /* bytes = width * height; copy.c */
+        struct { void *dst; const void *src; size_t dpitch, spitch, width; } copy2d;
+        /* bytes = 4 * count; copy.c */
+        struct { void *dst; uint32_t value; } memset32;
         struct { void *dst; int value; } memset;
         /* argbuf holds args[] (one pointer per parameter) then the values. */
         /* cores: the resource limit in force at launch (0: none, devctl.c);
@@ -601,6 +607,10 @@ struct aclsim__where {
 /* Where p lives; O(number of devices), no locks. */
 struct aclsim__where aclsim__classify(const void *p);
 extern struct aclsim__heap aclsim__host_heap;    /* page-locked host memory */
+/* Queues task (a copy of it) on s; with wait, returns only after it ran
+ * (107023 if it was discarded instead): for copies with pageable memory. */
+aclError aclsim__submit_maybe_wait(struct aclsim__sref s, struct aclsim__task *task, bool wait,
+                                   const char *what, const char *api);
 /* Queues a copy task on s; with pageable (ordinary host) memory on either
  * side, returns only after it ran (107023 if it was discarded instead).
  * label names the variable, if any. */
@@ -611,6 +621,12 @@ aclError aclsim__copy_async(struct aclsim__sref s, void *dst, const void *src, s
  * argument's name in the message. */
 aclError aclsim__check_range(const char *api, const char *name, const void *p, size_t n,
                              struct aclsim__where w);
+/* Checks a copy's pointers against kind (aclrtMemcpyKind) and their ranges
+ * (count bytes from each); *wd and *ws get where they live. */
+aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t count, int kind,
+                            struct aclsim__where *wd, struct aclsim__where *ws);
+/* copy.c: runs an ACLSIM_TASK_COPY2D or ACLSIM_TASK_MEMSET32 task. */
+void aclsim__execute_copy_variant(struct aclsim__task *t);
 /* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
 void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);

@@ -12,6 +12,8 @@
  */
 #ifndef ACLSIM_ASCENDC_H
 #define ACLSIM_ASCENDC_H
+/* Users' warning flags (-Wpedantic, -Wshadow, ...) are for their code, not this one. */
+#pragma GCC system_header
 
 #ifndef __cplusplus
 #error "Ascend C is C++: compile it with aclsim-cc (or a C++ compiler)"
@@ -153,10 +155,13 @@ enum class DcciDst : int { CACHELINE_ALL = 0, CACHELINE_UB = 1, CACHELINE_OUT = 
 /* ---- half and bfloat16_t ------------------------------------------------------ */
 /* IEEE binary16, converted exactly as aclFloatToFloat16 / aclFloat16ToFloat
  * (round to nearest even). Arithmetic between halves computes in float and
- * rounds the result to half; with another arithmetic type the half converts
- * to float and the usual C++ rules apply (half + float is a float). */
+ * rounds the result to half (an overflow is reported and saturates in
+ * saturation mode, see aclsim_asc::finish); with another arithmetic type the
+ * half converts to float and the usual C++ rules apply (half + float is a
+ * float). */
 struct half {
     uint16_t bits;
+    static constexpr uint16_t inf_bits = 0x7c00, max_bits = 0x7bff;
     half() = default;
     half(float f) : bits(aclFloatToFloat16(f)) {}
     half(double d) : bits(aclFloatToFloat16((float)d)) {}
@@ -164,10 +169,10 @@ struct half {
     half(T v) : bits(aclFloatToFloat16((float)v)) {}
     operator float() const { return aclFloat16ToFloat(bits); }
     static half from_bits(uint16_t b) { half h; h.bits = b; return h; }
-    half &operator+=(half o) { return *this = half((float)*this + (float)o); }
-    half &operator-=(half o) { return *this = half((float)*this - (float)o); }
-    half &operator*=(half o) { return *this = half((float)*this * (float)o); }
-    half &operator/=(half o) { return *this = half((float)*this / (float)o); }
+    half &operator+=(half o);
+    half &operator-=(half o);
+    half &operator*=(half o);
+    half &operator/=(half o);
     half &operator++() { return *this += half(1.0f); }
     half &operator--() { return *this -= half(1.0f); }
     half operator++(int) { half t = *this; ++*this; return t; }
@@ -177,6 +182,7 @@ struct half {
 /* bfloat16: the upper half of a float, rounded to nearest even; NaN stays NaN. */
 struct bfloat16_t {
     uint16_t bits;
+    static constexpr uint16_t inf_bits = 0x7f80, max_bits = 0x7f7f;
     bfloat16_t() = default;
     bfloat16_t(float f) : bits(from_float(f)) {}
     bfloat16_t(double d) : bits(from_float((float)d)) {}
@@ -199,10 +205,10 @@ struct bfloat16_t {
         u += 0x7fffu + ((u >> 16) & 1u);              /* round to nearest even */
         return (uint16_t)(u >> 16);
     }
-    bfloat16_t &operator+=(bfloat16_t o) { return *this = bfloat16_t((float)*this + (float)o); }
-    bfloat16_t &operator-=(bfloat16_t o) { return *this = bfloat16_t((float)*this - (float)o); }
-    bfloat16_t &operator*=(bfloat16_t o) { return *this = bfloat16_t((float)*this * (float)o); }
-    bfloat16_t &operator/=(bfloat16_t o) { return *this = bfloat16_t((float)*this / (float)o); }
+    bfloat16_t &operator+=(bfloat16_t o);
+    bfloat16_t &operator-=(bfloat16_t o);
+    bfloat16_t &operator*=(bfloat16_t o);
+    bfloat16_t &operator/=(bfloat16_t o);
 };
 
 namespace aclsim_asc {
@@ -214,11 +220,32 @@ using mixed = typename std::enable_if<is_low_float<T>::value && std::is_arithmet
                                       int>::type;
 } // namespace aclsim_asc
 
+namespace aclsim_asc {
+/* The result of an operation between two halves (or bfloat16s), computed in
+ * float: rounded to T; a finite result too large for T is a float overflow
+ * (reported to the runtime: aclrtGetOverflowStatus) and, in saturation mode
+ * (aclrtSetDeviceSatMode), becomes T's largest finite value. */
+template <class T> inline T finish(float r)
+{
+    T h(r);
+    if ((h.bits & 0x7fffu) == T::inf_bits && __builtin_isfinite(r)) {
+        aclsimReportFloatOverflow();
+        if (aclsimFloatOverflowMode() == 0)   /* ACL_RT_OVERFLOW_MODE_SATURATION */
+            h.bits = (uint16_t)((h.bits & 0x8000u) | T::max_bits);
+    }
+    return h;
+}
+} // namespace aclsim_asc
+
 #define ACLSIM_ASC_LOWFLOAT_OPS(T)                                                          \
-    inline T operator+(T a, T b) { return T((float)a + (float)b); }                         \
-    inline T operator-(T a, T b) { return T((float)a - (float)b); }                         \
-    inline T operator*(T a, T b) { return T((float)a * (float)b); }                         \
-    inline T operator/(T a, T b) { return T((float)a / (float)b); }                         \
+    inline T operator+(T a, T b) { return aclsim_asc::finish<T>((float)a + (float)b); }     \
+    inline T operator-(T a, T b) { return aclsim_asc::finish<T>((float)a - (float)b); }     \
+    inline T operator*(T a, T b) { return aclsim_asc::finish<T>((float)a * (float)b); }     \
+    inline T operator/(T a, T b) { return aclsim_asc::finish<T>((float)a / (float)b); }     \
+    inline T &T::operator+=(T o) { return *this = *this + o; }                              \
+    inline T &T::operator-=(T o) { return *this = *this - o; }                              \
+    inline T &T::operator*=(T o) { return *this = *this * o; }                              \
+    inline T &T::operator/=(T o) { return *this = *this / o; }                              \
     inline T operator-(T a) { T r = a; r.bits ^= 0x8000u; return r; }                       \
     inline T operator+(T a) { return a; }                                                   \
     inline bool operator==(T a, T b) { return (float)a == (float)b; }                       \

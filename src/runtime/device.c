@@ -199,7 +199,9 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    return aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice");
+    if ((err = aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice")))
+        return err;
+    return aclsim__kernel_failure_take(NULL, 0, ctx->device, "aclrtSynchronizeDevice");
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): every device of

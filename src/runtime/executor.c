@@ -68,8 +68,6 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
-        if (t->u.copy.ran)
-            atomic_store_explicit(t->u.copy.ran, true, memory_order_release);
         break;
     case ACLSIM_TASK_MEMSET:
         memset(t->u.memset.dst, t->u.memset.value, t->bytes);
@@ -85,6 +83,10 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
         break;
     case ACLSIM_TASK_OVERFLOW:
         aclsim__execute_overflow(s->device, t);
+        break;
+    case ACLSIM_TASK_COPY2D:
+    case ACLSIM_TASK_MEMSET32:
+        aclsim__execute_copy_variant(t);
         break;
     default:
         break;
@@ -206,6 +208,8 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
                 aclsim__tls_stream = s;   /* lets the runtime refuse waits on itself */
             }
             execute(s, t);
+            if (t->ran)
+                atomic_store_explicit(t->ran, true, memory_order_release);
             if (user_code)
                 aclsim__tls_stream = NULL;
         }

@@ -33,6 +33,15 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
         return;
     }
     pthread_mutex_lock(&kernels.lock);
+    const aclsimKernel *first = aclsim__map_get(&kernels, kernel->function);
+    if (first && first->function == kernel->function) {
+        /* Registered already (a C file's ACLSIM_KERNEL_REGISTER and an Ascend
+         * C launch of the same function): this descriptor shares the first
+         * one's handle and stays out of the map. */
+        kernel->handle = first->handle;
+        pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
     kernel->handle = aclsim__handle_new(ACLSIM_H_FUNC, kernel);
     if (!kernel->handle || !aclsim__map_insert(&kernels, kernel->function, kernel)) {
         if (kernel->handle)
@@ -105,8 +114,10 @@ static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_
  * long before); the next aclrtSynchronizeStream(WithTimeout) of that stream,
  * or aclrtSynchronizeDevice of its device, takes it and returns 507015 with
  * "kernel <name> failed on device <d>, block <b> of <n>: <reason>".
- * HOOK: stream.c's sync_stream and aclsim__device_synchronize end with
- * aclsim__kernel_failure_take(...) (kernel.c), one line each. */
+ * HOOK: stream.c's sync_stream (aclrtSynchronizeStream[WithTimeout]) and
+ * device.c's aclrtSynchronizeDevice end with aclsim__kernel_failure_take(...),
+ * one line each; other internal waits (aclrtBinaryUnLoad, resets) do not
+ * take failures. */
 
 struct block_job {
     struct aclsim__job job;

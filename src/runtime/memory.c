@@ -239,8 +239,7 @@ aclError aclsim__check_range(const char *api, const char *name, const void *p, s
 
 static bool is_host(struct aclsim__where w) { return w.kind != ACLSIM_DEVICE; }
 
-/* Checks a copy's pointers against kind; returns 0 or the error. */
-static aclError check_copy(const char *api, void *dst, const void *src, size_t count, int kind,
+aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t count, int kind,
                            struct aclsim__where *wd, struct aclsim__where *ws)
 {
     if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
@@ -329,21 +328,28 @@ aclError aclsim__copy_async(struct aclsim__sref s, void *dst, const void *src, s
     if (ACLSIM_UNLIKELY(pageable && s.s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream (a copy with ordinary host memory "
                                              "waits for the stream)");
-    /* A pageable copy waits for its task; ran tells whether it was done or
-     * discarded (force destroy, force reset, aclFinalize). */
-    atomic_bool ran = false;
     struct aclsim__task t = {.kind = ACLSIM_TASK_COPY, .bytes = count, .label = label,
-                             .u.copy = {dst, src, pageable ? &ran : NULL}};
+                             .u.copy = {dst, src}};
+    return aclsim__submit_maybe_wait(s, &t, pageable, "copy", api);
+}
+
+aclError aclsim__submit_maybe_wait(struct aclsim__sref s, struct aclsim__task *task, bool wait,
+                                   const char *what, const char *api)
+{
+    /* A waiting caller learns from ran whether its task was done or
+     * discarded (stream abort, force reset, aclFinalize). */
+    atomic_bool ran = false;
+    task->ran = wait ? &ran : NULL;
     uint64_t seq = 0;
-    aclError err = aclsim__submit(s, &t, api, &seq);
-    if (err || !pageable)
+    aclError err = aclsim__submit(s, task, api, &seq);
+    if (err || !wait)
         return err;
     aclsim__stream_wait(s.s, seq, -1);
     if (!atomic_load_explicit(&ran, memory_order_acquire))
         return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
-                            "the copy of %zu bytes was discarded before it ran: its stream was "
-                            "destroyed with aclrtDestroyStreamForce, or its device reset or "
-                            "aclFinalize called, while this call waited", count);
+                            "the %s of %zu bytes was discarded before it ran: its stream's work "
+                            "was discarded (aclrtStreamAbort, aclrtResetDeviceForce or aclFinalize) "
+                            "while this call waited", what, task->bytes);
     return ACL_SUCCESS;
 }
 
@@ -375,7 +381,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
     err = aclsim__current_context(api, &ctx);
     struct aclsim__where wd, ws;
     if (!err)
-        err = check_copy(api, dst, src, count, (int)kind, &wd, &ws);
+        err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
     if (!err)
         copy_bytes(dst, src, count);
     return err;
@@ -394,7 +400,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     err = aclsim__stream_resolve(stream, api, NULL, &s);
     struct aclsim__where wd, ws;
     if (!err)
-        err = check_copy(api, dst, src, count, (int)kind, &wd, &ws);
+        err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
     if (err)
         return err;
     bool pageable = wd.kind == ACLSIM_HOST || ws.kind == ACLSIM_HOST;

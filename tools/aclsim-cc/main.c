@@ -60,7 +60,8 @@
  *   `::v`) but not as a member (`.v`, `->v`) becomes
  *   `ACLSIM_ASC_DEV(v, aclsim__var_v)`: the instance of the device the block
  *   runs on (as ACLSIM_DEV). Outside kernels the instance expression names
- *   the host object, as in Ascend's CPU-debug mode.
+ *   the host object, as in Ascend's CPU-debug mode. The NPU's asm("trap")
+ *   in kernel code becomes trap() (a launch failure).
  * - With --aclsim-launch-header-dir, each non-template kernel also gets
  *   `extern "C" uint32_t aclrtlaunch_<k>(blockDim, stream, params)` defined
  *   at the end of the file (GM_ADDR / __gm__ pointers as void*) and the
@@ -313,6 +314,11 @@ static char *exe_dir(void)
     return dir_of(buf);
 }
 
+/* Held for the whole run (file scope: reachable until exit, so a leak
+ * checker does not count them). */
+static struct argv_list cmd, temps, depfix_from, depfix_to;
+static char *self, *asc_inc, *acl_inc, *libdir;
+
 int main(int argc, char **argv)
 {
     const char *soc_name = getenv("SOC_VERSION");
@@ -322,7 +328,6 @@ int main(int argc, char **argv)
     bool print_only = false, keep = false, verbose = false, compile_only = false,
          has_std = false;
     const char *cxx_env = getenv("ACLSIM_CXX");
-    struct argv_list cmd = {0};
 
     /* pass 1: driver options and the mode */
     for (int i = 1; i < argc; i++) {
@@ -368,13 +373,30 @@ int main(int argc, char **argv)
                 npu_arch);
     }
 
-    char *self = exe_dir();
+    self = exe_dir();
+    /* Each directory: the environment, else next to the executable (an
+     * install), else the source / build tree the driver was built from. */
     const char *inc_env = getenv("ACLSIM_ASCENDC_INCLUDE");
-    char *asc_inc = inc_env && *inc_env ? strdup(inc_env) : xasprintf("%s/../include/ascendc%s", self, "");
+    asc_inc = inc_env && *inc_env ? strdup(inc_env) : xasprintf("%s/../include/ascendc%s", self, "");
+    char *in_tree = xasprintf("%s/ascendc%s", ACLSIM_CC_TREE_INCLUDE, "");
+    if (!(inc_env && *inc_env) && !exists(asc_inc) && exists(in_tree)) {
+        free(asc_inc);
+        asc_inc = in_tree;
+    } else {
+        free(in_tree);
+    }
+    char *probe_h = xasprintf("%s/aclsim_ascendc.h%s", asc_inc, "");
+    if (!exists(probe_h))
+        die("the Ascend C headers are not in %s (kernel_operator.h, aclsim_ascendc.h): "
+            "install aclsim, or set ACLSIM_ASCENDC_INCLUDE", asc_inc);
+    free(probe_h);
     const char *acl_env = getenv("ACLSIM_INCLUDE");
-    char *acl_inc = acl_env && *acl_env ? strdup(acl_env) : xasprintf("%s/../include%s", self, "");
+    acl_inc = acl_env && *acl_env ? strdup(acl_env) : xasprintf("%s/../include%s", self, "");
+    if (!(acl_env && *acl_env) && !exists(acl_inc)) {
+        free(acl_inc);
+        acl_inc = strdup(ACLSIM_CC_TREE_INCLUDE);
+    }
     const char *lib_env = getenv("ACLSIM_LIBDIR");
-    char *libdir;
     if (lib_env && *lib_env) {
         libdir = strdup(lib_env);
     } else {
@@ -383,6 +405,12 @@ int main(int argc, char **argv)
         if (!exists(probe)) {
             free(libdir);
             libdir = xasprintf("%s/../lib%s", self, "");
+            free(probe);
+            probe = xasprintf("%s/libascendcl.so%s", libdir, "");
+            if (!exists(probe)) {
+                free(libdir);
+                libdir = strdup(ACLSIM_CC_TREE_LIBDIR);
+            }
         }
         free(probe);
     }
@@ -401,7 +429,6 @@ int main(int argc, char **argv)
     const char *tmpdir = getenv("TMPDIR");
     snprintf(tmpl, sizeof tmpl, "%s/aclsim-cc.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     char *tmp = NULL;
-    struct argv_list temps = {0}, depfix_from = {0}, depfix_to = {0};
     char arch[64], aicore[64], socdef[128];
     snprintf(arch, sizeof arch, "-D__NPU_ARCH__=%u", soc->arch);
     snprintf(aicore, sizeof aicore, "-D__CCE_AICORE__=%u", soc->arch / 10);
@@ -572,6 +599,18 @@ int main(int argc, char **argv)
             for (size_t k = 0; k < depfix_from.n; k++)
                 fix_depfile(dep, depfix_from.v[k], depfix_to.v[k]);
             free(dep);
+        } else {
+            /* -c without -o: one <source base name>.d per source, here */
+            for (size_t k = 0; k < depfix_from.n; k++) {
+                char *d = strdup(base_of(depfix_to.v[k]));
+                char *dot = strrchr(d, '.');
+                if (dot)
+                    *dot = 0;
+                char *name = xasprintf("%s.d%s", d, "");
+                fix_depfile(name, depfix_from.v[k], depfix_to.v[k]);
+                free(name);
+                free(d);
+            }
         }
     }
     if (tmp) {

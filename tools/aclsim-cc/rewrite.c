@@ -586,12 +586,25 @@ static size_t declarator_name(const struct rw *w, size_t b, size_t e)
     return last;
 }
 
+/* The scope stack holds a namespace's name, ANON_NS for an unnamed one, and
+ * NULL for a linkage block (extern "C" { }). */
+#define ANON_NS "(anonymous)"
+
+/* Whether the scope is the global namespace (linkage blocks aside). */
+static bool global_scope(char **ns, size_t depth)
+{
+    for (size_t i = 0; i < depth; i++)
+        if (ns[i])
+            return false;
+    return true;
+}
+
 static char *ns_path(char **ns, size_t depth)
 {
     struct acc_buf b = {0};
     acc_buf_puts(&b, "");
     for (size_t i = 0; i < depth; i++)
-        if (ns[i]) {
+        if (ns[i] && strcmp(ns[i], ANON_NS)) {
             acc_buf_puts(&b, ns[i]);
             acc_buf_puts(&b, "::");
         }
@@ -606,8 +619,11 @@ static void gm_declaration(struct rw *w, size_t b, size_t e, char **ns, size_t n
         contains(w, b, e, "__global__") || contains(w, b, e, "__aicore__") ||
         tis(w, b, "template") || contains(w, b, e, "friend"))
         return;
+    /* Descriptors of global variables have C linkage, as ACLSIM_DEVICE_VAR's
+     * in a C file, so both styles can refer to each other's variables;
+     * inside a namespace they have C++ linkage (so ns1::v and ns2::v differ). */
     struct acc_buf ins = {0};
-    acc_buf_puts(&ins, " extern \"C++\" {");
+    acc_buf_puts(&ins, global_scope(ns, nsdepth) ? " extern \"C\" {" : " extern \"C++\" {");
     size_t d = b;
     int nnames = 0;
     while (d < e) {
@@ -778,8 +794,9 @@ static void function_definition(struct rw *w, size_t b, size_t body, char **ns, 
                                      "aclrtStream stream", k.name);
             for (unsigned i = 0; i < k.nparams; i++)
                 acc_buf_printf(&w->tail, ", %s %s", k.param_type[i], k.param_name[i]);
-            acc_buf_printf(&w->tail, ")\n{\n    return (uint32_t)::aclsim_asc::fn<decltype(&%s)>::template "
-                                     "launcher<&%s>(\"%s\", __FILE__, __LINE__, blockDim, nullptr, stream)(",
+            acc_buf_printf(&w->tail, ")\n{\n    return (uint32_t)::aclsim_asc::fn<decltype(&%s)>::"
+                                     "launcher<&%s>(\"%s\", __FILE__, __LINE__, blockDim, "
+                                     "nullptr, stream)(",
                            k.qname, k.qname, k.name);
             for (unsigned i = 0; i < k.nparams; i++)
                 acc_buf_printf(&w->tail, "%s%s", i ? ", " : "", k.param_name[i]);
@@ -834,9 +851,12 @@ static size_t parse_scope(struct rw *w, size_t i, size_t end, int kind, char **n
             if (tis(w, stmt, "namespace") || tis(w, stmt, "inline")) {
                 if (w->t[i - 1].kind == T_ID && !tis(w, i - 1, "namespace"))
                     name = join(w, find0(w, stmt, i, "namespace") + 1, i);
+                else
+                    name = xstrndup(ANON_NS, strlen(ANON_NS));   /* unnamed namespace */
             }
             char **inner = xrealloc(NULL, (nsdepth + 1) * sizeof *inner);
-            memcpy(inner, ns, nsdepth * sizeof *ns);
+            if (nsdepth)
+                memcpy(inner, ns, nsdepth * sizeof *ns);
             inner[nsdepth] = name;
             close = parse_scope(w, i + 1, end, S_NS, inner, nsdepth + 1);
             free(name);
@@ -880,13 +900,42 @@ static size_t parse_scope(struct rw *w, size_t i, size_t end, int kind, char **n
     return i;
 }
 
-/* Inside kernel code, each use of a __gm__ variable becomes its instance. */
+/* asm("trap") (or __asm__ volatile("trap;")) at i: the index of its ')', or 0. */
+static size_t asm_trap(const struct rw *w, size_t i)
+{
+    if (!tis(w, i, "asm") && !tis(w, i, "__asm__") && !tis(w, i, "__asm"))
+        return 0;
+    size_t j = i + 1;
+    if (tis(w, j, "volatile") || tis(w, j, "__volatile__"))
+        j++;
+    if (!tis(w, j, "(") || j + 2 >= w->nt || w->t[j + 1].kind != T_STR || !tis(w, j + 2, ")"))
+        return 0;
+    const char *p = w->L.s + w->t[j + 1].b, *e = w->L.s + w->t[j + 1].e;
+    if (*p != '"')
+        return 0;
+    p++;
+    e--;
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == ';'))
+        e--;
+    return e - p == 4 && !memcmp(p, "trap", 4) ? j + 2 : 0;
+}
+
+/* Inside kernel code, each use of a __gm__ variable becomes its instance, and
+ * the NPU's asm("trap") becomes trap(). */
 static void rewrite_gm_uses(struct rw *w)
 {
     for (size_t r = 0; r < w->nbodies; r++) {
         for (size_t i = w->bodies[r].b; i < w->bodies[r].e && i < w->nt; i++) {
             if (w->t[i].kind != T_ID || w->t[i].directive)
                 continue;
+            size_t trap_end = asm_trap(w, i);
+            if (trap_end) {
+                add_repl(w, w->t[i].b, w->t[trap_end].e, xstrndup("trap()", 6));
+                i = trap_end;
+                continue;
+            }
             size_t v;
             for (v = 0; v < w->nvars; v++)
                 if (tis(w, i, w->vars[v].name))
@@ -917,7 +966,8 @@ static void rewrite_gm_uses(struct rw *w)
 /* Writes src with the replacements applied; a replaced span's newlines are kept. */
 static void apply(struct rw *w, struct acc_buf *out)
 {
-    qsort(w->r, w->nr, sizeof *w->r, repl_cmp);
+    if (w->nr)
+        qsort(w->r, w->nr, sizeof *w->r, repl_cmp);
     size_t pos = 0;
     for (size_t k = 0; k < w->nr; k++) {
         struct repl *r = &w->r[k];
