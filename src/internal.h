@@ -285,7 +285,8 @@ struct aclsim__alloc {
 struct aclsim__heap {
     char *base;                    /* NULL until reserved; atomic for classify */
     size_t capacity;
-    pthread_rwlock_t lock;
+    pthread_rwlock_t lock;         /* created once, never destroyed (heap.c) */
+    bool lock_ready;
     size_t used;
     size_t committed;              /* bytes from base made read-write */
     struct aclsim__alloc *allocs;
@@ -362,6 +363,9 @@ struct aclsim__device {
      * reported a float overflow since the status was last cleared. */
     atomic_uchar sat_mode;
     atomic_bool float_overflow;
+    /* peer.c: bit p set when this device may access device p's memory
+     * (aclrtDeviceEnablePeerAccess); cleared when the device closes. */
+    atomic_uint peers;
 
     /* The executor. exec_lock guards ready queue, jobs, stop, sleepers. */
     pthread_mutex_t exec_lock;
@@ -409,6 +413,13 @@ struct aclsim__context {
     void *_Atomic overflow_addr;
 };
 
+/* ctx's device, for a caller that resolved ctx and may race its recycling
+ * (the struct is type-stable; a stale read gives a valid device, and the
+ * caller's later liveness check refuses the call). */
+static inline struct aclsim__device *aclsim__context_device(const struct aclsim__context *ctx)
+{
+    return __atomic_load_n(&ctx->device, __ATOMIC_RELAXED);
+}
 /* The calling thread's current context, or 107002 with a message. */
 aclError aclsim__current_context(const char *api, struct aclsim__context **out);
 /* The handle of the calling thread's current context (as last resolved). */
@@ -630,6 +641,8 @@ void aclsim__execute_copy_variant(struct aclsim__task *t);
 /* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
 void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
+/* aclInit: page-locked memory may be allocated again. */
+void aclsim__memory_open(void);
 
 /* ---- symbol.c ------------------------------------------------------------ */
 
@@ -666,18 +679,42 @@ static inline void *aclsim__map_get(struct aclsim__addr_map *m, const void *key)
     }
 }
 
+/* Device variables: the invariants (enforced in symbol.c, where they are
+ * spelled out as R1-R3 and I1-I4):
+ *  - Registration is by address: one descriptor per variable address. The
+ *    macros make each object (program, kernel binary) register its own
+ *    descriptor for its own object, whatever names other objects export, so a
+ *    binary's variable never aliases the program's. The same descriptor
+ *    registered again is counted; another descriptor for a registered address
+ *    is refused (a binary that tries is refused by aclrtBinaryLoadFromFile)
+ *    and its unregistration touches nothing. Unloading a binary therefore
+ *    only ever unregisters the binary's own variables and kernels.
+ *  - Instances are created under aclsim__registry_lock, and only while the
+ *    caller's current context is still live (its handle is freed at the
+ *    start of a device close, before forget): never on a device whose session
+ *    is over, never from an old session into a new one (107002 instead).
+ *  - aclsim__symbols_forget_device runs after the device's workers stopped
+ *    and before its heap is reset or destroyed; it first waits out the
+ *    synchronous symbol copies that saw the context live (per-thread slots),
+ *    then clears the device's instances under the registry lock.
+ *  - A launch creates all instances before its task is submitted, so
+ *    ACLSIM_DEV in a running kernel never reads NULL. */
 /* Lock of the variable registry; also serialises instance creation. */
 extern pthread_mutex_t aclsim__registry_lock;
-/* Makes sure every registered variable has an instance on dev (kernels may
- * touch any of them). 207001 when the device is full. */
-aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char *api);
-/* Forgets dev's instances (their memory goes with the device's heap). */
+/* Makes sure every registered variable has an instance on ctx's device
+ * (kernels may touch any of them). 207001 when the device is full; 107002
+ * when ctx died meanwhile (the caller resolved it in this API call). */
+aclError aclsim__symbols_instantiate_all(struct aclsim__context *ctx, const char *api);
+/* Forgets dev's instances (their memory goes with the device's heap). Call
+ * after dev's workers stopped, before its heap is reset; may wait (for the
+ * duration of one memcpy per thread) for synchronous copies in flight. */
 void aclsim__symbols_forget_device(struct aclsim__device *dev);
 
 aclsimVar *aclsim__var_of(const void *symbol);
 /* Current context (107002; skipped if *ctx is already set), SoC support
- * (207000), lookup (107043), instance on the current device (207001): the
- * shared steps of the symbol functions. */
+ * (207000), lookup (107043), instance on the current device (207001, or
+ * 107002 if the context died meanwhile): the shared steps of the symbol
+ * functions. */
 aclError aclsim__symbol_resolve(const void *symbol, const char *api,
                                 struct aclsim__context **ctx, aclsimVar **var, char **inst);
 /* Registrations (variables and kernels) this thread dropped for lack of
@@ -685,8 +722,23 @@ aclError aclsim__symbol_resolve(const void *symbol, const char *api,
  * binary whose load raised it is incomplete and is refused; a failure in
  * another thread's dlopen does not count against it. */
 extern _Thread_local unsigned long aclsim__tls_registration_failures;
+/* The last of them: its message and the code a loader reports for it
+ * (200000 out of memory, 100003 a variable or kernel this process cannot
+ * register, such as a second descriptor for a registered address). */
+extern _Thread_local char aclsim__tls_registration_error[384];
+extern _Thread_local aclError aclsim__tls_registration_code;
+/* Counts a registration failure, keeps its code and message, logs it. */
+void aclsim__registration_failed(aclError code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- binary.c ---- */
+/* A binary is refused at load when any of its variables or kernels could not
+ * be registered (aclsim__tls_registration_failures grew during its dlopen);
+ * dlclose then unregisters what it did register, nothing else. Unload waits
+ * for work queued on every device before dlclose (queued launches point into
+ * the object); its destructors free its variables' instances under the
+ * registry lock, which a device close's forget also takes, so an instance is
+ * freed into a live heap or already forgotten. */
 /* aclFinalize: unloads the kernel binaries the program did not unload. */
 void aclsim__binaries_finalize(void);
 

@@ -98,6 +98,50 @@ ACLSIM_DEVICE_VAR(uint32_t, kvoid_hits, ) = 0;
 void k_void(void) { __atomic_fetch_add(&ACLSIM_DEV(kvoid_hits), 1, __ATOMIC_RELAXED); }
 ACLSIM_KERNEL_REGISTER(k_void, void);
 
+/* Zero-size parameters (GNU C: an empty struct has size 0): a kernel whose
+ * parameters are all empty, and one mixing them with ordinary ones. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+typedef struct empty_arg {
+} empty_t;
+#pragma GCC diagnostic pop
+_Static_assert(sizeof(empty_t) == 0, "GNU C empty struct");
+
+ACLSIM_DEVICE_VAR(uint32_t, kempty_hits, ) = 0;
+void k_empties(empty_t a, empty_t b)
+{
+    (void)a;
+    (void)b;
+    __atomic_fetch_add(&ACLSIM_DEV(kempty_hits), 1, __ATOMIC_RELAXED);
+}
+ACLSIM_KERNEL_REGISTER(k_empties, empty_t, empty_t);
+
+void k_empty_one(empty_t a)
+{
+    (void)a;
+    __atomic_fetch_add(&ACLSIM_DEV(kempty_hits), 100, __ATOMIC_RELAXED);
+}
+ACLSIM_KERNEL_REGISTER(k_empty_one, empty_t);
+
+/* Ordinary parameters around and between empty ones. */
+void k_empty_mixed(empty_t e0, int32_t *out, empty_t e1, int16_t s, empty_t e2, double d)
+{
+    (void)e0;
+    (void)e1;
+    (void)e2;
+    out[aclsimGetBlockIdx()] = s + (int32_t)d;
+}
+ACLSIM_KERNEL_REGISTER(k_empty_mixed, empty_t, int32_t *, empty_t, int16_t, empty_t, double);
+
+struct empty_mixed_packed {
+    empty_t e0;
+    int32_t *out;
+    empty_t e1;
+    int16_t s;
+    empty_t e2;
+    double d;
+};
+
 /* Sixteen parameters. */
 typedef struct {
     int8_t a1;
@@ -415,6 +459,67 @@ static void test_zero_parameters(void **state)
     uint32_t hits = 0;
     EXPECT_OK(aclrtMemcpyFromSymbol(&hits, 4, &kvoid_hits, 4, 0, ACL_MEMCPY_DEVICE_TO_HOST));
     assert_int_equal(hits, 10);
+}
+
+static uint32_t empty_hits(void)
+{
+    uint32_t hits = 0;
+    EXPECT_OK(aclrtMemcpyFromSymbol(&hits, 4, &kempty_hits, 4, 0, ACL_MEMCPY_DEVICE_TO_HOST));
+    return hits;
+}
+
+/* Issue 19 item 5: all parameters zero-size used to crash at launch (NULL
+ * argument table), with both launch functions. */
+static void test_zero_size_parameters(void **state)
+{
+    (void)state;
+    uint32_t zero = 0;
+    EXPECT_OK(aclrtMemcpyToSymbol(&kempty_hits, &zero, 4, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    aclrtFuncHandle f = FUNC(k_empties), g = FUNC(k_empty_one);
+    empty_t a, b;
+    void *args[] = {&a, &b};
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(f, 3, NULL, NULL, args));
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(g, 2, NULL, NULL, args));
+    /* Packed: zero bytes of arguments, with or without a pointer. */
+    EXPECT_OK(aclrtLaunchKernel(f, 4, NULL, 0, NULL));
+    EXPECT_OK(aclrtLaunchKernel(f, 1, &a, 0, NULL));
+    EXPECT_OK(aclrtLaunchKernel(g, 1, NULL, 0, NULL));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    assert_int_equal(empty_hits(), 3 + 200 + 4 + 1 + 100);
+    /* The argument checks still apply. */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "args", aclrtLaunchKernelWithArgsArray(f, 1, NULL, NULL,
+                                                                                NULL));
+    void *half[] = {&a, NULL};
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "args[1]",
+               aclrtLaunchKernelWithArgsArray(f, 1, NULL, NULL, half));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "argsSize", aclrtLaunchKernel(f, 1, &a, 8, NULL));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    assert_int_equal(empty_hits(), 308);
+}
+
+static void test_zero_size_mixed_parameters(void **state)
+{
+    (void)state;
+    int32_t *out = dev_alloc(4 * sizeof(int32_t));
+    aclrtFuncHandle f = FUNC(k_empty_mixed);
+    struct empty_mixed_packed p = {.out = out, .s = -7, .d = 1000.0};
+    void *args[] = {&p.e0, &p.out, &p.e1, &p.s, &p.e2, &p.d};
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(f, 2, NULL, NULL, args));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    int32_t got[4] = {0};
+    d2h(got, out, sizeof got);
+    assert_int_equal(got[0], 993);
+    assert_int_equal(got[1], 993);
+    assert_int_equal(got[2], 0);
+    /* Packed: the struct's layout is the natural packing (empty members take no room). */
+    p.s = 5;
+    p.d = 2.0;
+    EXPECT_OK(aclrtLaunchKernel(f, 4, &p, sizeof p, NULL));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    d2h(got, out, sizeof got);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(got[i], 7);
+    EXPECT_OK(aclrtFree(out));
 }
 
 static void fill16(struct k16_packed *p, k16_out_t *out)
@@ -946,6 +1051,8 @@ int main(void)
         T(test_launch_with_args_array),
         T(test_launch_packed_args),
         T(test_zero_parameters),
+        T(test_zero_size_parameters),
+        T(test_zero_size_mixed_parameters),
         T(test_sixteen_parameters),
         T(test_overaligned_parameter),
         T(test_function_pointer_parameter),

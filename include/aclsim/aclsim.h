@@ -61,6 +61,9 @@ typedef struct aclsimVar {
      * host object was written since; NULL for objects over 1 MiB, which
      * start from the host object's bytes at first use. */
     void *initial;
+    /* Runtime-owned: how many times this descriptor is registered (a second
+     * registration of the same descriptor is counted, not duplicated). */
+    unsigned registrations;
 } aclsimVar;
 
 /* Descriptor of one kernel (ACLSIM_KERNEL_REGISTER defines it). */
@@ -74,6 +77,7 @@ typedef struct aclsimKernel {
     const size_t *param_align;
     void (*invoke)(void *const *args); /* calls function(*(T0 *)args[0], ...) */
     void *handle;                /* runtime-owned: the aclrtFuncHandle */
+    unsigned registrations;      /* runtime-owned: registrations of this descriptor */
 } aclsimKernel;
 
 ACLSIM_API void aclsimRegisterVar(aclsimVar *var);
@@ -136,10 +140,20 @@ ACLSIM_API int aclsimFloatOverflowMode(void);
 #define ACLSIM__ALIGNOF(t) _Alignof(t)
 #endif
 
-#define ACLSIM__VAR_DESC(storage, type, name)                                   \
+/* A descriptor belongs to the executable or shared object that defines its
+ * variable, and the macros must reach that object's own descriptor and own C
+ * object even when another object (a program linked with -rdynamic) exports
+ * the same names: references to default-visibility symbols from a shared
+ * object are interposable, so the descriptor is hidden (ACLSIM_DEVICE_VAR_EXTERN
+ * still reaches it from every file of the same object) and its `symbol` is a
+ * hidden alias of the variable (the variable itself keeps default visibility,
+ * so that aclrtBinaryGetGlobal can find it by name). */
+#define ACLSIM__HIDDEN __attribute__((visibility("hidden")))
+
+#define ACLSIM__VAR_DESC(storage, type, name, self)                             \
     storage aclsimVar aclsim__var_##name = {                                    \
-        (const void *)&name, sizeof(name), ACLSIM__ALIGNOF(type), #name,        \
-        __FILE__, __LINE__, {0}, 0};                                            \
+        (const void *)(self), sizeof(name), ACLSIM__ALIGNOF(type), #name,       \
+        __FILE__, __LINE__, {0}, 0, 0};                                         \
     __attribute__((constructor)) static void aclsim__reg_##name(void)           \
     {                                                                           \
         aclsimRegisterVar(&aclsim__var_##name);                                 \
@@ -149,23 +163,27 @@ ACLSIM_API int aclsimFloatOverflowMode(void);
         aclsimUnregisterVar(&aclsim__var_##name);                               \
     }
 
-/* Defines `type name dims` with external linkage; an initializer may follow. */
+/* Defines `type name dims` with external linkage; an initializer may follow.
+ * Use it at file scope (the alias names the object by its symbol name). */
 #define ACLSIM_DEVICE_VAR(type, name, dims)                                     \
     extern type name dims;                                                      \
-    extern aclsimVar aclsim__var_##name;                                        \
-    ACLSIM__VAR_DESC(, type, name)                                              \
+    extern type aclsim__self_##name dims ACLSIM__HIDDEN                         \
+        __attribute__((alias(#name)));                                          \
+    extern ACLSIM__HIDDEN aclsimVar aclsim__var_##name;                         \
+    ACLSIM__VAR_DESC(ACLSIM__HIDDEN, type, name, &aclsim__self_##name)          \
     type name dims
 
 /* The same with internal linkage (C only: it relies on a tentative definition).
  * The other macros work in C and C++. */
 #define ACLSIM_DEVICE_VAR_STATIC(type, name, dims)                              \
     static type name dims;                                                      \
-    ACLSIM__VAR_DESC(static, type, name)                                        \
+    ACLSIM__VAR_DESC(static, type, name, &name)                                 \
     static type name dims
 
-/* Declares a device variable defined (with ACLSIM_DEVICE_VAR) in another file. */
+/* Declares a device variable defined (with ACLSIM_DEVICE_VAR) in another file
+ * of the same executable or shared object. */
 #define ACLSIM_DEVICE_VAR_EXTERN(type, name, dims)                              \
-    extern aclsimVar aclsim__var_##name;                                        \
+    extern ACLSIM__HIDDEN aclsimVar aclsim__var_##name;                         \
     extern type name dims
 
 /* Inside a kernel: the lvalue of `name`'s instance on the kernel's device.
@@ -224,7 +242,7 @@ ACLSIM_API int aclsimFloatOverflowMode(void);
 #define ACLSIM__KERNEL_DESC(fn, n, sizes, aligns)                               \
     static aclsimKernel aclsim__kernel_##fn = {                                 \
         (const void *)&fn, #fn, __FILE__, __LINE__, n, sizes, aligns,           \
-        aclsim__invoke_##fn, 0};                                                \
+        aclsim__invoke_##fn, 0, 0};                                             \
     __attribute__((constructor)) static void aclsim__kreg_##fn(void)            \
     {                                                                           \
         aclsimRegisterKernel(&aclsim__kernel_##fn);                             \

@@ -95,13 +95,18 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
     b->dl = dlopen(local ? local : binPath, RTLD_NOW | RTLD_LOCAL);
     free(local);
     if (b->dl && aclsim__tls_registration_failures != failures) {
-        /* Some of its variables or kernels could not be registered. */
+        /* Some of its variables or kernels could not be registered (out of
+         * memory, or an address registered by another descriptor: R3 in
+         * symbol.c). dlclose runs its destructors, which leave everything
+         * registered before it -- the program's variables -- alone. */
+        aclError code = aclsim__tls_registration_code;
+        char why[sizeof aclsim__tls_registration_error];
+        memcpy(why, aclsim__tls_registration_error, sizeof why);
         dlclose(b->dl);
         free(b);
         free(path);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api,
-                            "out of memory registering the kernels and variables of \"%s\"",
-                            binPath);
+        return aclsim__fail(code, api, "cannot register the kernels and variables of \"%s\": %s",
+                            binPath, why);
     }
     if (!b->dl) {
         const char *why = dlerror();

@@ -89,7 +89,9 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
         pthread_mutex_init(&ctx->lock, NULL);
         pthread_cond_init(&ctx->unlinked, NULL);
     }
-    ctx->device = dev;
+    /* Atomic: a call that resolved the struct's previous life may still read
+     * it (aclsim__context_device). */
+    __atomic_store_n(&ctx->device, dev, __ATOMIC_RELAXED);
     ctx->is_default = is_default;
     ctx->streams = NULL;
     ctx->next_in_device = NULL;

@@ -450,7 +450,7 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
     if (!err)
         err = aclsim__current_context(api, &ctx);
     if (!err)
-        *value = thread_limit(ctx->device, type);
+        *value = thread_limit(aclsim__context_device(ctx), type);
     return err;
 }
 

@@ -51,6 +51,7 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
                                      ? ACL_RT_OVERFLOW_MODE_INFNAN
                                      : ACL_RT_OVERFLOW_MODE_SATURATION);
     atomic_store(&dev->float_overflow, false);
+    atomic_store(&dev->peers, 0);   /* peer access is enabled anew per device session */
     atomic_store(&dev->open, true);
     err = aclsim__context_create(dev, true, &dev->default_ctx, api);
     if (err) {
@@ -179,7 +180,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context("aclrtGetDevice", &ctx);
     if (!err)
-        *deviceId = ctx->device->id;
+        *deviceId = aclsim__context_device(ctx)->id;
     return err;
 }
 
@@ -199,9 +200,10 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    if ((err = aclsim__device_synchronize(ctx->device, "aclrtSynchronizeDevice")))
+    struct aclsim__device *dev = aclsim__context_device(ctx);
+    if ((err = aclsim__device_synchronize(dev, "aclrtSynchronizeDevice")))
         return err;
-    return aclsim__kernel_failure_take(NULL, 0, ctx->device, "aclrtSynchronizeDevice");
+    return aclsim__kernel_failure_take(NULL, 0, dev, "aclrtSynchronizeDevice");
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): every device of

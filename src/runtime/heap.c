@@ -7,6 +7,11 @@
  * The range is reserved PROT_NONE (costs no memory) and made read-write from
  * its start as allocations reach further ("committed"); large frees hand their
  * pages back with MADV_DONTNEED.
+ *
+ * The lock of a heap lives as long as the process: it is created with the
+ * heap's first range and never destroyed, so a call racing aclFinalize (which
+ * destroys the range under the write lock) finds the heap empty and its base
+ * NULL, never a destroyed lock or freed tables.
  */
 #include "internal.h"
 
@@ -27,29 +32,36 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
             return ACL_SUCCESS;   /* kept from before (see aclsim__heap_reset) */
         aclsim__heap_destroy(h);
     }
-    /* base and capacity may be read concurrently by aclsim__heap_contains:
-     * they are only written atomically, capacity before base is published. */
+    void *base = mmap(NULL, round_up(capacity, 4096), PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "cannot reserve %zu bytes of address space", capacity);
+    struct aclsim__extent *extents = aclsim__malloc(sizeof *extents * 8);
+    if (!extents) {
+        munmap(base, round_up(capacity, 4096));
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    }
+    if (!h->lock_ready) {   /* once per process (see the top of this file) */
+        pthread_rwlock_init(&h->lock, NULL);
+        h->lock_ready = true;
+    }
+    /* Under the lock: a call of an earlier session may still look at the
+     * (empty) heap. base and capacity are also read without it by
+     * aclsim__heap_contains: written atomically, capacity before base. */
+    pthread_rwlock_wrlock(&h->lock);
     h->used = h->committed = 0;
     memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     memset(h->peak_by_kind, 0, sizeof h->peak_by_kind);
     h->allocs = NULL;
     h->nallocs = h->cap_allocs = 0;
     __atomic_store_n(&h->capacity, capacity, __ATOMIC_RELAXED);
-    void *base = mmap(NULL, round_up(capacity, 4096), PROT_NONE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED)
-        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                            "cannot reserve %zu bytes of address space", capacity);
-    h->free = aclsim__malloc(sizeof *h->free * 8);
-    if (!h->free) {
-        munmap(base, round_up(capacity, 4096));
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
-    }
+    h->free = extents;
     h->cap_free = 8;
     h->nfree = 1;
     h->free[0] = (struct aclsim__extent){(uintptr_t)base, capacity};
-    pthread_rwlock_init(&h->lock, NULL);
     __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
+    pthread_rwlock_unlock(&h->lock);
     return ACL_SUCCESS;
 }
 
@@ -75,19 +87,23 @@ void aclsim__heap_reset(struct aclsim__heap *h)
 
 void aclsim__heap_destroy(struct aclsim__heap *h)
 {
-    char *base = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE);
-    if (!base)
+    if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
         return;
-    __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
-    atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
-    munmap(base, round_up(h->capacity, 4096));
-    free(h->allocs);
-    free(h->free);
-    pthread_rwlock_destroy(&h->lock);
-    h->allocs = NULL;
-    h->free = NULL;
-    h->nallocs = h->cap_allocs = h->nfree = h->cap_free = 0;
-    h->used = h->committed = 0;
+    pthread_rwlock_wrlock(&h->lock);
+    char *base = h->base;
+    if (base) {
+        __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
+        atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
+        munmap(base, round_up(h->capacity, 4096));
+        free(h->allocs);
+        free(h->free);
+        h->allocs = NULL;
+        h->free = NULL;
+        h->nallocs = h->cap_allocs = h->nfree = h->cap_free = 0;
+        h->used = h->committed = 0;
+        memset(h->used_by_kind, 0, sizeof h->used_by_kind);
+    }
+    pthread_rwlock_unlock(&h->lock);
 }
 
 static bool grow(void **array, size_t *cap, size_t need, size_t elem)
@@ -122,14 +138,15 @@ static size_t upper_bound(const struct aclsim__heap *h, uintptr_t p)
 void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int kind,
                          const aclsimVar *var)
 {
-    if (size == 0 || size > h->capacity || align < MIN_SPAN)
-        align = align < MIN_SPAN ? MIN_SPAN : align;
-    if (size > h->capacity)
+    if (align < MIN_SPAN)
+        align = MIN_SPAN;
+    if (size > __atomic_load_n(&h->capacity, __ATOMIC_RELAXED))
         return NULL;
     size_t span = round_up(size ? size : 1, MIN_SPAN);
     void *result = NULL;
     pthread_rwlock_wrlock(&h->lock);
-    if (h->used + span > h->capacity ||
+    if (!h->base ||   /* destroyed meanwhile (aclFinalize) */
+        h->used + span > h->capacity ||
         !grow((void **)&h->allocs, &h->cap_allocs, h->nallocs + 1, sizeof *h->allocs) ||
         /* Free extents are maximal, so there is at most one between two
          * allocations: room for nallocs + 2 means frees never need memory. */
@@ -285,5 +302,6 @@ bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__all
  * that the heap can be reset or destroyed. */
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h)
 {
-    pthread_rwlock_init(&h->lock, NULL);
+    if (h->lock_ready)
+        pthread_rwlock_init(&h->lock, NULL);
 }

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,22 +25,59 @@ uint32_t aclsimKernelDeviceSlot(void) { return aclsim__tls_device_slot; }
 
 static struct aclsim__addr_map kernels = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Kernels follow the variables' rules (symbol.c, R1-R3) for their function
+ * address: the same descriptor registered again is counted, another
+ * descriptor for a registered function is refused and its unregistration
+ * changes nothing. And (K1) a descriptor whose function lies in another
+ * loaded object than the descriptor is refused: a kernel binary's kernel
+ * named like a function that a program linked with -rdynamic exports has its
+ * `&fn` resolved to the program's function, and the load is refused with the
+ * message instead of running the wrong code. */
 void aclsimRegisterKernel(aclsimKernel *kernel)
 {
     if (kernel->num_params > 16) {   /* ACLSIM_KERNEL_REGISTER cannot make one */
-        aclsim__tls_registration_failures++;
-        aclsim__log(ACLSIM_LOG_ERROR, "kernel %s (%s:%d) has %u parameters; at most 16",
-                    kernel->name, kernel->file, kernel->line, kernel->num_params);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE, "kernel %s (%s:%d) has %u parameters; at most 16",
+                                    kernel->name, kernel->file, kernel->line,
+                                    kernel->num_params);
         return;
     }
     pthread_mutex_lock(&kernels.lock);
-    const aclsimKernel *first = aclsim__map_get(&kernels, kernel->function);
-    if (first && first->function == kernel->function) {
-        /* Registered already (a C file's ACLSIM_KERNEL_REGISTER and an Ascend
-         * C launch of the same function): this descriptor shares the first
-         * one's handle and stays out of the map. */
-        kernel->handle = first->handle;
+    aclsimKernel *old = aclsim__map_get(&kernels, kernel->function);
+    if (old == kernel) {
+        kernel->registrations++;
         pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
+    /* The descriptor and its function in two different loaded objects: the
+     * macro's `&fn` was interposed by another object's export of that name,
+     * and invoke would run that object's function. */
+    Dl_info di, fi, oi;
+    if (!old && dladdr(kernel, &di) && dladdr(kernel->function, &fi) &&
+        di.dli_fbase != fi.dli_fbase) {
+        pthread_mutex_unlock(&kernels.lock);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE,
+            "kernel %s (%s:%d) of %s resolves to function %p of %s, which exports the same "
+            "name (symbol interposition): rename the kernel, or do not export that symbol",
+            kernel->name, kernel->file, kernel->line, di.dli_fname ? di.dli_fname : "?",
+            kernel->function, fi.dli_fname ? fi.dli_fname : "?");
+        return;
+    }
+    if (old && dladdr(kernel, &di) && dladdr(old, &oi) && di.dli_fbase == oi.dli_fbase) {
+        /* Two descriptors of one function in one loaded object (a C file's
+         * ACLSIM_KERNEL_REGISTER and an Ascend C launch of the same
+         * function): this one shares the first one's handle and stays out of
+         * the map. */
+        kernel->handle = old->handle;
+        pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
+    if (old) {
+        pthread_mutex_unlock(&kernels.lock);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE,
+            "kernel %s (%s:%d) is function %p, which kernel %s (%s:%d) already registered "
+            "(two objects define a kernel of that name and the program exports its own: "
+            "rename one, or do not link the program with -rdynamic)", kernel->name,
+            kernel->file, kernel->line, kernel->function, old->name, old->file, old->line);
         return;
     }
     kernel->handle = aclsim__handle_new(ACLSIM_H_FUNC, kernel);
@@ -47,17 +85,19 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
         if (kernel->handle)
             aclsim__handle_free(kernel->handle);
         kernel->handle = NULL;
-        aclsim__tls_registration_failures++;
-        aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering kernel %s (%s:%d)",
-                    kernel->name, kernel->file, kernel->line);
+        pthread_mutex_unlock(&kernels.lock);
+        aclsim__registration_failed(ACL_ERROR_BAD_ALLOC, "out of memory registering kernel %s (%s:%d)",
+                                    kernel->name, kernel->file, kernel->line);
+        return;
     }
+    kernel->registrations = 1;
     pthread_mutex_unlock(&kernels.lock);
 }
 
 void aclsimUnregisterKernel(aclsimKernel *kernel)
 {
     pthread_mutex_lock(&kernels.lock);
-    if (aclsim__map_get(&kernels, kernel->function) == kernel) {
+    if (aclsim__map_get(&kernels, kernel->function) == kernel && --kernel->registrations == 0) {
         aclsim__map_remove(&kernels, kernel->function);
         aclsim__handle_free(kernel->handle);
         kernel->handle = NULL;
@@ -393,20 +433,26 @@ static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const
     aclError err = aclsim__stream_resolve(stream, api, &ctx, &s);
     if (err)
         return err;
-    if ((err = aclsim__symbols_instantiate_all(ctx->device, api)))
+    if ((err = aclsim__symbols_instantiate_all(ctx, api)))
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
                              .u.kernel = {.kernel = k, .blocks = numBlocks,
-                                          .cores = aclsim__kernel_core_limit(ctx->device),
+                                          .cores = aclsim__kernel_core_limit(aclsim__context_device(ctx)),
                                           .sat_mode = atomic_load(&s.s->sat_mode),
                                           .overflow_check = atomic_load(&s.s->overflow_check)}};
     /* One block: the argument pointers, then the values, aligned for the
-     * most aligned parameter (invoke reads them in place). */
+     * most aligned parameter (invoke reads them in place). Invariant: a
+     * kernel with parameters always gets a table with one valid pointer per
+     * parameter, even when every parameter is zero-size (a GNU C empty
+     * struct: need == 0), so invoke never dereferences a NULL table; the
+     * values area then is one byte nobody reads. Without parameters there
+     * is no buffer and invoke ignores args. */
     if (max_align < sizeof(void *))
         max_align = sizeof(void *);
     size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
-    char *buf = need ? aclsim__aligned_alloc(max_align, table + need) : NULL;
-    if (need && !buf)
+    char *buf = k->num_params ? aclsim__aligned_alloc(max_align, table + (need ? need : 1))
+                              : NULL;
+    if (k->num_params && !buf)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
                             k->name);
     for (uint32_t i = 0; i < k->num_params; i++) {

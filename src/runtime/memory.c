@@ -17,6 +17,7 @@
 
 struct aclsim__heap aclsim__host_heap;
 static pthread_mutex_t host_heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool host_heap_closed;   /* aclFinalize destroyed it (under host_heap_lock) */
 
 #define PARALLEL_COPY_MIN ((size_t)8 << 20)   /* split larger async copies across workers */
 #define COPY_CHUNK ((size_t)2 << 20)
@@ -57,6 +58,14 @@ void aclsim__memory_finalize(void)
 {
     pthread_mutex_lock(&host_heap_lock);
     aclsim__heap_destroy(&aclsim__host_heap);
+    host_heap_closed = true;   /* until the next aclInit (aclsim__memory_open) */
+    pthread_mutex_unlock(&host_heap_lock);
+}
+
+void aclsim__memory_open(void)
+{
+    pthread_mutex_lock(&host_heap_lock);
+    host_heap_closed = false;
     pthread_mutex_unlock(&host_heap_lock);
 }
 
@@ -85,15 +94,17 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
         return err;
-    struct aclsim__heap *h = &ctx->device->heap;
+    struct aclsim__heap *h = &aclsim__context_device(ctx)->heap;
     void *ptr = aclsim__heap_alloc(h, size, alignment_for(size), ACLSIM_ALLOC_MALLOC, NULL);
+    if (!ptr && (!aclsim__initialized() || !__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)))
+        return aclsim__not_initialized(api);   /* aclFinalize destroyed the heap meanwhile */
     if (!ptr) {
         pthread_rwlock_rdlock(&h->lock);
         size_t free_bytes = h->capacity - h->used;
         pthread_rwlock_unlock(&h->lock);
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "device %d cannot allocate %zu bytes: %zu of %zu bytes free",
-                            ctx->device->id, size, free_bytes, h->capacity);
+                            aclsim__context_device(ctx)->id, size, free_bytes, h->capacity);
     }
     *devPtr = ptr;
     return ACL_SUCCESS;
@@ -129,18 +140,24 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
     if (size == 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
+    /* Under host_heap_lock, which aclFinalize takes to destroy the heap: a
+     * call racing it either allocates before or finds the session closed. */
     pthread_mutex_lock(&host_heap_lock);
     aclError err = ACL_SUCCESS;
+    if (host_heap_closed) {
+        pthread_mutex_unlock(&host_heap_lock);
+        return aclsim__not_initialized(api);
+    }
     if (!aclsim__host_heap.base) {
         /* Page-locked memory can at most be all of RAM. */
         size_t ram = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
         err = aclsim__heap_init(&aclsim__host_heap, ram, api);
     }
+    void *p = err ? NULL : aclsim__heap_alloc(&aclsim__host_heap, size, alignment_for(size),
+                                              ACLSIM_ALLOC_HOST, NULL);
     pthread_mutex_unlock(&host_heap_lock);
     if (err)
         return err;
-    void *p = aclsim__heap_alloc(&aclsim__host_heap, size, alignment_for(size),
-                                 ACLSIM_ALLOC_HOST, NULL);
     if (!p)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot allocate %zu bytes of page-locked host memory", size);
@@ -191,7 +208,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
         return ACL_SUCCESS;
     }
     default: {   /* HBM, and the generic ACL_MEM_* kinds: the device's memory */
-        struct aclsim__heap *h = &ctx->device->heap;
+        struct aclsim__heap *h = &aclsim__context_device(ctx)->heap;
         pthread_rwlock_rdlock(&h->lock);
         *total = h->capacity;
         *free = h->capacity - h->used;

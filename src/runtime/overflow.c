@@ -46,17 +46,17 @@ aclError aclrtCtxGetFloatOverflowAddr(void **overflowAddr)
         return err;
     void *addr = atomic_load(&ctx->overflow_addr);
     if (!addr) {
-        void *fresh = aclsim__heap_alloc(&ctx->device->heap, STATUS_SIZE, 64,
+        void *fresh = aclsim__heap_alloc(&aclsim__context_device(ctx)->heap, STATUS_SIZE, 64,
                                          ACLSIM_ALLOC_MALLOC, NULL);
         if (!fresh)
             return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                                 "device %d has no room for the %d-byte overflow word",
-                                ctx->device->id, STATUS_SIZE);
+                                aclsim__context_device(ctx)->id, STATUS_SIZE);
         memset(fresh, 0, STATUS_SIZE);
         if (atomic_compare_exchange_strong(&ctx->overflow_addr, &addr, fresh))
             addr = fresh;
         else   /* another thread made it first */
-            aclsim__heap_free(&ctx->device->heap, fresh, ACLSIM_ALLOC_MALLOC);
+            aclsim__heap_free(&aclsim__context_device(ctx)->heap, fresh, ACLSIM_ALLOC_MALLOC);
     }
     *overflowAddr = addr;
     return ACL_SUCCESS;
@@ -69,7 +69,7 @@ int aclsimFloatOverflowMode(void)
     struct aclsim__context *ctx = NULL;   /* outside a kernel: the current device's */
     if (!aclsim__initialized() || aclsim__current_context("aclsimFloatOverflowMode", &ctx))
         return ACL_RT_OVERFLOW_MODE_SATURATION;
-    return atomic_load(&ctx->device->sat_mode);
+    return atomic_load(&aclsim__context_device(ctx)->sat_mode);
 }
 
 void aclsim__execute_overflow(struct aclsim__device *dev, struct aclsim__task *t)
@@ -99,7 +99,7 @@ aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)
     if (!err)
         err = aclsim__current_context(api, &ctx);
     if (!err)
-        atomic_store(&ctx->device->sat_mode, (unsigned char)mode);
+        atomic_store(&aclsim__context_device(ctx)->sat_mode, (unsigned char)mode);
     return err;
 }
 
@@ -114,7 +114,7 @@ aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode)
     if (!err)
         err = aclsim__current_context(api, &ctx);
     if (!err)
-        *mode = (aclrtFloatOverflowMode)atomic_load(&ctx->device->sat_mode);
+        *mode = (aclrtFloatOverflowMode)atomic_load(&aclsim__context_device(ctx)->sat_mode);
     return err;
 }
 

@@ -84,6 +84,7 @@ aclError aclInit(const char *configPath)
         }
         atomic_fetch_add(&aclsim__rt.session, 1);
         aclsim__rt.init_refs = 1;
+        aclsim__memory_open();
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
                     config.visible_count, config.physical_devices, config.soc_name,

@@ -90,12 +90,12 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     s->closed = false;
     s->handle = NULL;
     __atomic_store_n(&s->context, ctx, __ATOMIC_RELAXED);
-    s->device = ctx->device;
+    s->device = aclsim__context_device(ctx);
     s->head = s->tail = NULL;
     s->state = ACLSIM_STREAM_IDLE;
     s->next_ready = s->next_waiting = s->next_in_context = NULL;
     s->prev_in_context = NULL;
-    atomic_store(&s->sat_mode, atomic_load(&ctx->device->sat_mode));   /* overflow.c */
+    atomic_store(&s->sat_mode, atomic_load(&aclsim__context_device(ctx)->sat_mode));   /* overflow.c */
     atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
     atomic_store(&s->refs, 1);
@@ -224,8 +224,8 @@ aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
         if (ACLSIM_UNLIKELY(owner != ctx))
             return aclsim__fail(ACL_ERROR_RT_STREAM_CONTEXT, api,
                                 "stream %p belongs to a context of device %d, not to the "
-                                "current context (device %d)", stream, owner->device->id,
-                                ctx->device->id);
+                                "current context (device %d)", stream, aclsim__context_device(owner)->id,
+                                aclsim__context_device(ctx)->id);
     }
     if (ctx_out)
         *ctx_out = ctx;

@@ -7,10 +7,14 @@
  * aligned or more) made on first use on that device, initialised from the
  * host object's initial contents. var->instance[d] is written once under
  * aclsim__registry_lock and read without a lock afterwards; it goes back to
- * NULL only when device d closes (its heap, and every instance, goes away).
+ * NULL only when device d closes (its heap, and every instance, goes away)
+ * or the variable is unregistered. The rules that make this safe against
+ * resets, aclFinalize and binary unloads are R1-R3 (registration by address)
+ * and I1-I4 (instances and device lifetime) below; internal.h sums them up.
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,19 +136,61 @@ static atomic_uint registry_generation = 1;
 
 #define SNAPSHOT_MAX ((size_t)1 << 20)
 
+_Thread_local char aclsim__tls_registration_error[384];
+_Thread_local aclError aclsim__tls_registration_code;
+
+void aclsim__registration_failed(aclError code, const char *fmt, ...)
+{
+    aclsim__tls_registration_code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(aclsim__tls_registration_error, sizeof aclsim__tls_registration_error, fmt, ap);
+    va_end(ap);
+    aclsim__tls_registration_failures++;
+    aclsim__log(ACLSIM_LOG_ERROR, "%s", aclsim__tls_registration_error);
+}
+
+/* REGISTRATION IS BY ADDRESS (invariants R1-R3):
+ *  R1. The registry maps a variable's address (var->symbol) to exactly one
+ *      descriptor. The macros make every object (the program, each binary)
+ *      register its own descriptor with its own object's address even when
+ *      names collide across objects (aclsim.h: hidden descriptor, hidden
+ *      alias), so same-named variables of a program and a binary are two
+ *      variables.
+ *  R2. Registering a descriptor that is already registered only counts
+ *      (registrations); unregistering drops one count and the variable goes
+ *      (instances freed, initializer snapshot freed) at zero. A descriptor is
+ *      never on all_vars twice and its snapshot is taken once.
+ *  R3. Another descriptor for an address already registered is refused (a
+ *      registration failure with a message: aclrtBinaryLoadFromFile then
+ *      refuses the binary) and never touches the registered one; its own
+ *      unregistration is a no-op. So unloading a binary never touches a
+ *      variable of the program. */
 void aclsimRegisterVar(aclsimVar *var)
 {
+    pthread_mutex_lock(&aclsim__registry_lock);
+    aclsimVar *old = aclsim__map_get(&vars, var->symbol);
+    if (old == var) {   /* R2 */
+        var->registrations++;
+        pthread_mutex_unlock(&aclsim__registry_lock);
+        return;
+    }
+    if (old) {   /* R3 */
+        pthread_mutex_unlock(&aclsim__registry_lock);
+        aclsim__registration_failed(ACL_ERROR_INVALID_FILE,
+            "device variable %s (%s:%d) is at address %p, which device variable %s (%s:%d) "
+            "already registered; each object must register its own variables (rebuild it "
+            "with the current aclsim/aclsim.h)", var->name, var->file, var->line, var->symbol,
+            old->name, old->file, old->line);
+        return;
+    }
     __atomic_store_n(&var->instance[ACLSIM_HOST_SLOT], (void *)var->symbol, __ATOMIC_RELEASE);
+    var->initial = NULL;
     if (var->size <= SNAPSHOT_MAX) {
-        if (!(var->initial = aclsim__malloc(var->size ? var->size : 1))) {
-            aclsim__tls_registration_failures++;
-            aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
-                        var->name, var->file, var->line);
-            return;
-        }
+        if (!(var->initial = aclsim__malloc(var->size ? var->size : 1)))
+            goto fail;
         memcpy(var->initial, var->symbol, var->size);
     }
-    pthread_mutex_lock(&aclsim__registry_lock);
     if (nvars == cap_vars) {
         size_t cap = cap_vars ? cap_vars * 2 : 256;
         aclsimVar **bigger = aclsim__realloc(all_vars, cap * sizeof *bigger);
@@ -156,22 +202,24 @@ void aclsimRegisterVar(aclsimVar *var)
     if (!aclsim__map_insert(&vars, var->symbol, var))
         goto fail;
     all_vars[nvars++] = var;
+    var->registrations = 1;
     atomic_fetch_add(&registry_generation, 1);
     pthread_mutex_unlock(&aclsim__registry_lock);
     return;
 fail:
-    pthread_mutex_unlock(&aclsim__registry_lock);
     free(var->initial);
     var->initial = NULL;
-    aclsim__tls_registration_failures++;
-    aclsim__log(ACLSIM_LOG_ERROR, "out of memory registering device variable %s (%s:%d)",
-                var->name, var->file, var->line);
+    pthread_mutex_unlock(&aclsim__registry_lock);
+    aclsim__registration_failed(ACL_ERROR_BAD_ALLOC, "out of memory registering device variable %s (%s:%d)",
+                                var->name, var->file, var->line);
 }
 
 void aclsimUnregisterVar(aclsimVar *var)
 {
     pthread_mutex_lock(&aclsim__registry_lock);
-    if (aclsim__map_get(&vars, var->symbol) == var) {
+    /* R3: a descriptor that is not the registered one for its address (never
+     * registered, refused, or already gone) changes nothing. */
+    if (aclsim__map_get(&vars, var->symbol) == var && --var->registrations == 0) {
         aclsim__map_remove(&vars, var->symbol);
         /* From the back: destructors unregister newest first. */
         for (size_t i = nvars; i-- > 0;)
@@ -186,9 +234,9 @@ void aclsimUnregisterVar(aclsimVar *var)
                 aclsim__heap_free(&aclsim__devices[d].heap, inst, ACLSIM_ALLOC_SYMBOL);
             }
         }
+        free(var->initial);
+        var->initial = NULL;
     }
-    free(var->initial);
-    var->initial = NULL;
     if (nvars == 0) {   /* the last one (process exit): give the list back */
         free(all_vars);
         all_vars = NULL;
@@ -197,7 +245,56 @@ void aclsimUnregisterVar(aclsimVar *var)
     pthread_mutex_unlock(&aclsim__registry_lock);
 }
 
-/* Caller holds aclsim__registry_lock. */
+/* ---- instances and device lifetime -------------------------------------------
+ *
+ * INVARIANTS (the instance side of the lifetime rule in internal.h):
+ *  I1. var->instance[d] and devices[d].vars_generation are written only under
+ *      aclsim__registry_lock, and only while the calling thread's current
+ *      context -- the one its API call resolved -- is still live on device d
+ *      (checked under that lock: context_live). A context's handle is freed at
+ *      the start of a device's close, before aclsim__symbols_forget_device;
+ *      so an instance is never created on a device whose session is over, and
+ *      never from a call of an earlier session into a later one.
+ *  I2. aclsim__symbols_forget_device (under the lock, after the device's
+ *      workers stopped and before its heap is reset or destroyed) sets every
+ *      instance of the device back to NULL. Instances therefore never outlive
+ *      their heap, and the next session starts from the initializers.
+ *  I3. A synchronous copy touches an instance only while it has published the
+ *      device in its thread's user slot and has seen its context still live
+ *      after publishing (Dekker: slot store, then handle load, both seq_cst-
+ *      ordered; the closer frees the handle, then scans the slots). Forget
+ *      waits until no slot names the device, so a copy that started finishes
+ *      on a live device and one that starts later fails with 107002.
+ *  I4. A launch creates every registered variable's instance (I1) before its
+ *      task is submitted, and the task only runs while its stream's session
+ *      lives (submit's epoch check); forget runs after the workers stopped.
+ *      So ACLSIM_DEV inside a kernel never reads NULL.
+ */
+
+/* Whether ctx, as the calling thread resolved it during this API call, is
+ * still live: its handle is the thread's current one and has not been freed
+ * (handles are never revived, so a recycled context struct reads as dead). */
+static bool context_live(struct aclsim__context *ctx)
+{
+    return aclsim__handle_get(aclsim__current_handle(), ACLSIM_H_CONTEXT) == ctx;
+}
+
+static aclError context_gone(const char *api)
+{
+    return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                        "the current context was destroyed while the call ran (its device "
+                        "was reset, aclFinalize ran, or aclrtDestroyContext); call "
+                        "aclrtSetDevice or aclrtSetCurrentContext");
+}
+
+static aclError no_room(aclsimVar *var, struct aclsim__device *dev, const char *api)
+{
+    return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                        "device %d has no room for device variable %s (%zu bytes, %s:%d)",
+                        dev->id, var->name, var->size, var->file, var->line);
+}
+
+/* Caller holds aclsim__registry_lock and has checked context_live (I1). */
 static void *instantiate(aclsimVar *var, struct aclsim__device *dev)
 {
     void *inst = __atomic_load_n(&var->instance[dev->id], __ATOMIC_ACQUIRE);
@@ -213,39 +310,165 @@ static void *instantiate(aclsimVar *var, struct aclsim__device *dev)
     return inst;
 }
 
-static void *instance_of(aclsimVar *var, struct aclsim__device *dev)
+/* var's instance on ctx's device, created on first use (I1). */
+static aclError instance_of(aclsimVar *var, struct aclsim__context *ctx, const char *api,
+                            char **out)
 {
+    struct aclsim__device *dev = aclsim__context_device(ctx);
     void *inst = __atomic_load_n(&var->instance[dev->id], __ATOMIC_ACQUIRE);
-    if (ACLSIM_LIKELY(inst))
-        return inst;
+    if (ACLSIM_LIKELY(inst)) {
+        *out = inst;
+        return ACL_SUCCESS;
+    }
+    aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&aclsim__registry_lock);
-    inst = instantiate(var, dev);
+    if (!context_live(ctx))
+        err = context_gone(api);
+    else if (aclsim__map_get(&vars, var->symbol) != var)   /* unregistered meanwhile */
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_SYMBOL, api,
+                           "device variable %s was unregistered (its binary unloaded) while "
+                           "the call ran", var->name);
+    else if (!(inst = instantiate(var, dev)))
+        err = no_room(var, dev, api);
     pthread_mutex_unlock(&aclsim__registry_lock);
-    return inst;
+    *out = inst;
+    return err;
 }
 
-aclError aclsim__symbols_instantiate_all(struct aclsim__device *dev, const char *api)
+aclError aclsim__symbols_instantiate_all(struct aclsim__context *ctx, const char *api)
 {
+    struct aclsim__device *dev = aclsim__context_device(ctx);
     unsigned gen = atomic_load_explicit(&registry_generation, memory_order_acquire);
     if (ACLSIM_LIKELY(atomic_load_explicit(&dev->vars_generation, memory_order_acquire) == gen))
         return ACL_SUCCESS;
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&aclsim__registry_lock);
     gen = atomic_load(&registry_generation);
+    if (!context_live(ctx))
+        err = context_gone(api);
     for (size_t i = 0; i < nvars && !err; i++)
         if (!instantiate(all_vars[i], dev))
-            err = aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                               "device %d has no room for device variable %s (%zu bytes, %s:%d)",
-                               dev->id, all_vars[i]->name, all_vars[i]->size, all_vars[i]->file,
-                               all_vars[i]->line);
+            err = no_room(all_vars[i], dev, api);
     if (!err)
         atomic_store_explicit(&dev->vars_generation, gen, memory_order_release);
     pthread_mutex_unlock(&aclsim__registry_lock);
     return err;
 }
 
+/* ---- user slots (I3) ----------------------------------------------------------- */
+
+/* The store-load ordering of I3 (slot store before the handle load; handle
+ * free before the slot scan) needs a full fence on each side: the handle load
+ * is only an acquire. ThreadSanitizer does not support standalone fences (and
+ * does not model store-load reordering), so its builds use seq_cst accesses
+ * alone. */
+#if defined(__SANITIZE_THREAD__)
+#define ACLSIM__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ACLSIM__TSAN 1
+#endif
+#endif
+#ifdef ACLSIM__TSAN
+#define STORE_LOAD_FENCE() ((void)0)
+#define SLOT_STORE_ORDER memory_order_seq_cst
+#else
+#define STORE_LOAD_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#define SLOT_STORE_ORDER memory_order_relaxed   /* the fence follows */
+#endif
+
+/* One per thread that made a synchronous symbol copy: id + 1 of the device
+ * whose instance it is copying right now, or 0. On its own cache line, so
+ * threads copying in parallel share nothing. Slots are never freed: a
+ * thread's slot is given back at its exit (taken = false) for reuse. */
+struct user_slot {
+    _Alignas(64) atomic_uint device;
+    atomic_bool taken;
+    struct user_slot *next;
+};
+static struct user_slot *_Atomic user_slots;
+static _Thread_local struct user_slot *tls_slot;
+static pthread_key_t slot_key;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+
+static void slot_release(void *p)
+{
+    struct user_slot *u = p;
+    atomic_store_explicit(&u->device, 0, memory_order_release);
+    atomic_store_explicit(&u->taken, false, memory_order_release);
+}
+
+static void slot_key_create(void) { (void)pthread_key_create(&slot_key, slot_release); }
+
+/* The calling thread's slot, or NULL when out of memory. */
+static struct user_slot *user_slot(void)
+{
+    if (ACLSIM_LIKELY(tls_slot != NULL))
+        return tls_slot;
+    pthread_once(&slot_once, slot_key_create);
+    struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire);
+    for (; u; u = u->next) {
+        bool free_slot = false;
+        if (atomic_compare_exchange_strong(&u->taken, &free_slot, true))
+            break;
+    }
+    if (!u) {
+        if (!(u = aclsim__aligned_alloc(_Alignof(struct user_slot), sizeof *u)))
+            return NULL;
+        atomic_init(&u->device, 0);
+        atomic_init(&u->taken, true);
+        u->next = atomic_load_explicit(&user_slots, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(&user_slots, &u->next, u,
+                                                      memory_order_release,
+                                                      memory_order_relaxed))
+            ;
+    }
+    if (pthread_setspecific(slot_key, u)) {   /* cannot be given back: keep it taken */
+        aclsim__log(ACLSIM_LOG_WARNING, "a symbol-copy slot will not be reused after its "
+                                        "thread exits");
+    }
+    tls_slot = u;
+    return u;
+}
+
+/* Copies n bytes between host memory and an instance on ctx's device (I3):
+ * either the copy runs while the device's session lives, or 107002. */
+static aclError copy_live(struct aclsim__context *ctx, void *dst, const void *src, size_t n,
+                          const char *api)
+{
+    struct user_slot *u = user_slot();
+    if (ACLSIM_UNLIKELY(!u)) {
+        /* No slot (out of memory): the registry lock keeps forget out instead. */
+        aclError err = ACL_SUCCESS;
+        pthread_mutex_lock(&aclsim__registry_lock);
+        if (context_live(ctx))
+            memcpy(dst, src, n);
+        else
+            err = context_gone(api);
+        pthread_mutex_unlock(&aclsim__registry_lock);
+        return err;
+    }
+    atomic_store_explicit(&u->device, (unsigned)aclsim__context_device(ctx)->id + 1, SLOT_STORE_ORDER);
+    STORE_LOAD_FENCE();
+    if (ACLSIM_UNLIKELY(!context_live(ctx))) {
+        atomic_store_explicit(&u->device, 0, memory_order_release);
+        return context_gone(api);
+    }
+    memcpy(dst, src, n);
+    atomic_store_explicit(&u->device, 0, memory_order_release);
+    return ACL_SUCCESS;
+}
+
 void aclsim__symbols_forget_device(struct aclsim__device *dev)
 {
+    /* I3: every context handle of the device is freed by now; wait out the
+     * synchronous copies that saw one live (each is one memcpy). */
+    unsigned mine = (unsigned)dev->id + 1;
+    STORE_LOAD_FENCE();
+    for (struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire); u;
+         u = u->next)
+        while (atomic_load_explicit(&u->device, memory_order_seq_cst) == mine)
+            sched_yield();
     pthread_mutex_lock(&aclsim__registry_lock);
     for (size_t i = 0; i < nvars; i++)
         __atomic_store_n(&all_vars[i]->instance[dev->id], NULL, __ATOMIC_RELEASE);
@@ -280,13 +503,7 @@ aclError aclsim__symbol_resolve(const void *symbol, const char *api, struct acls
                             "(declare it with ACLSIM_DEVICE_VAR and pass &var or the array "
                             "itself; it is %s)", symbol, what);
     }
-    *inst = instance_of(*var, (*ctx)->device);
-    if (ACLSIM_UNLIKELY(!*inst))
-        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                            "device %d has no room for device variable %s (%zu bytes, %s:%d)",
-                            (*ctx)->device->id, (*var)->name, (*var)->size, (*var)->file,
-                            (*var)->line);
-    return ACL_SUCCESS;
+    return instance_of(*var, *ctx, api, inst);
 }
 
 aclError aclrtGetSymbolAddress(const void *symbol, void **devPtr)
@@ -387,7 +604,7 @@ aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, 
     aclError err = check_symbol_copy(TO_SYMBOL, src, 0, symbol, count, offset, (int)kind, api,
                                      &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
-        memcpy(dev, src, count);
+        err = copy_live(ctx, dev, src, count, api);
     return err;
 }
 
@@ -404,7 +621,7 @@ aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, siz
     aclError err = check_symbol_copy(FROM_SYMBOL, dst, dstMax, symbol, count, offset, (int)kind,
                                      api, &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
-        memcpy(dst, dev, count);
+        err = copy_live(ctx, dst, dev, count, api);
     return err;
 }
 
@@ -422,6 +639,11 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
     struct aclsim__sref s;
     if ((err = aclsim__stream_resolve(stream, api, &ctx, &s)))   /* ctx known from the checks */
         return err;
+    /* Still live after the stream was resolved: the stream's recorded epoch
+     * belongs to the session in which dev is an instance, so a reset from
+     * now on makes submit refuse the copy (I1 for the async copies). */
+    if (ACLSIM_UNLIKELY(!context_live(ctx)))
+        return context_gone(api);
     bool pageable = !aclsim__heap_contains(&aclsim__host_heap, host);
     return dir == TO_SYMBOL
                ? aclsim__copy_async(s, dev, host, count, pageable, var->name, api)
@@ -450,9 +672,18 @@ aclError aclrtMemcpyFromSymbolAsync(void *dst, size_t dstMax, const void *symbol
                              api);
 }
 
-/* After fork(), in the child (internal.h, THE FORK RULE). */
+/* After fork(), in the child (internal.h, THE FORK RULE). The other
+ * threads' user slots (I3) are given back: those threads do not exist here,
+ * and a slot left naming a device (a copy in flight at fork()) would make the
+ * child's forget of that device wait forever. */
 void aclsim__symbols_forget_after_fork(void)
 {
     pthread_mutex_init(&aclsim__registry_lock, NULL);
     pthread_mutex_init(&vars.lock, NULL);
+    for (struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire); u;
+         u = u->next) {
+        atomic_store_explicit(&u->device, 0, memory_order_relaxed);
+        if (u != tls_slot)
+            atomic_store_explicit(&u->taken, false, memory_order_relaxed);
+    }
 }

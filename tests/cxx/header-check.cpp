@@ -5,9 +5,10 @@
 // Built as the ctest test header_cxx_check, linked with libascendcl only (no
 // cmocka, no test helpers): failures are counted and make main() return 1.
 //
-// ACLSIM_DEVICE_VAR cannot be used here: its expansion is C (_Alignof, an
-// array designated initializer), so the device variables below are ordinary
-// C++ globals registered by hand with aclsimRegisterVar.
+// Two kinds of device variables: ordinary C++ globals registered by hand with
+// aclsimRegisterVar, and ones defined with the macros (ACLSIM_DEVICE_VAR,
+// ACLSIM_DEVICE_VAR_EXTERN, ACLSIM_DEV and ACLSIM_KERNEL_REGISTER compile and
+// work as C++; only ACLSIM_DEVICE_VAR_STATIC is C only).
 #include "acl/acl.h"
 #include "acl/acl_platform.h"
 #include "acl/acl_rt_api.h"
@@ -53,6 +54,12 @@ struct Pair {
 int cxx_scalar = 5;
 float cxx_array[8] = {1.0f, 2.0f, 3.0f};
 Pair cxx_struct = {7, 1.5};
+
+// Through the macros, in C++.
+ACLSIM_DEVICE_VAR(int, cxx_macro_var, [4]) = {1, 2, 3, 4};
+ACLSIM_DEVICE_VAR_EXTERN(int, cxx_macro_var, [4]);
+void cxx_macro_kernel(int k) { ACLSIM_DEV(cxx_macro_var)[aclsimGetBlockIdx()] += k; }
+ACLSIM_KERNEL_REGISTER(cxx_macro_kernel, int);
 
 namespace {
 
@@ -183,6 +190,24 @@ void check_per_device()
     CHECK_OK(aclrtSetCurrentContext(ctx0));
 }
 
+void check_macros()
+{
+    size_t size = 0;
+    CHECK_OK(aclrtGetSymbolSize(cxx_macro_var, &size));
+    CHECK(size == sizeof cxx_macro_var);
+    aclrtFuncHandle f = nullptr;
+    CHECK_OK(aclrtGetFuncBySymbol(reinterpret_cast<const void *>(&cxx_macro_kernel), &f));
+    int k = 10;
+    void *args[] = {&k};
+    CHECK_OK(aclrtLaunchKernelWithArgsArray(f, 4, nullptr, nullptr, args));
+    CHECK_OK(aclrtSynchronizeStream(nullptr));
+    int got[4] = {0, 0, 0, 0};
+    CHECK_OK(aclrtMemcpyFromSymbol(got, sizeof got, cxx_macro_var, sizeof got, 0,
+                                   ACL_MEMCPY_DEVICE_TO_HOST));
+    CHECK(got[0] == 11 && got[1] == 12 && got[2] == 13 && got[3] == 14);
+    CHECK(cxx_macro_var[0] == 1);   // the host object is untouched
+}
+
 }  // namespace
 
 int main()
@@ -203,6 +228,7 @@ int main()
         check_array();
         check_struct_async();
         check_per_device();
+        check_macros();
 
         // unregistered: no longer a symbol
         aclsimUnregisterVar(&var_scalar);
