@@ -147,7 +147,7 @@ inline void run_kernel(const char *name, const char *file, int line, void (*fn)(
     static const std::size_t sizes[] = {sizeof(Fn), sizeof(typename std::decay<P>::type)...};
     static const std::size_t aligns[] = {alignof(Fn), alignof(typename std::decay<P>::type)...};
     aclsimKernel desc = {(const void *)fn, name, file, line, (uint32_t)(sizeof...(P) + 1),
-                         sizes, aligns, &Invoker<P...>::invoke, nullptr};
+                         sizes, aligns, &Invoker<P...>::invoke, nullptr, 0};
     aclrtFuncHandle handle = nullptr;
     void **launch_args = argv + 1;          /* kernels the driver registered */
     bool own_desc = aclrtGetFuncBySymbol((const void *)fn, &handle) != ACL_SUCCESS;

@@ -648,7 +648,7 @@ static void gm_declaration(struct rw *w, size_t b, size_t e, char **ns, size_t n
         } else {
             acc_buf_printf(&ins,
                            " %saclsimVar aclsim__var_%s = {(const void *)&%s, sizeof(%s), "
-                           "alignof(decltype(%s)), \"%s\", __FILE__, %d, {}, nullptr};"
+                           "alignof(decltype(%s)), \"%s\", __FILE__, %d, {}, nullptr, 0};"
                            " static ::aclsim_asc::var_registrar aclsim__varreg_%s(&aclsim__var_%s);"
                            " static_assert(::aclsim_asc::var_ok<decltype(%s)>::value, "
                            "\"%s:%d: __gm__ variable %s: its type cannot be a device variable "
