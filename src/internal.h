@@ -4,7 +4,8 @@
  * aclsim__); the public API is include/acl and include/aclsim. The sources
  * are in src/runtime/, one file per concept.
  *
- *   runtime (runtime.c)   init state + configuration, read once at aclInit
+ *   runtime (runtime.c)   init state, sessions, finalize, fork handlers
+ *   config  (config.c)    configuration, read and checked once per aclInit
  *   error   (error.c)     per-thread messages for aclGetRecentErrMsg, logging
  *   handle  (handle.c)    generation-checked handle table for every opaque handle
  *   heap    (heap.c)      a reserved address range with an allocator and an
@@ -213,7 +214,13 @@ aclError aclsim__not_initialized(const char *api);   /* the 100001 and its messa
 
 /* config.c. Fills *c from the aclInit JSON file (path may be NULL or "")
  * and the environment, and applies the log settings; 100000/100003/100006/
- * 100008 with a message naming the setting and the bad value. */
+ * 100008 with a message naming the setting and the bad value.
+ * THE CONFIGURATION RULE: every value is taken whole or refused, never cut,
+ * wrapped, rounded or skipped: numbers are decimal digits only (no sign,
+ * space, prefix, fraction, overflow), JSON numbers integral, values at most
+ * 255 characters, the file exactly one JSON object without NUL bytes or
+ * \u0000 in strings, keys the runtime reads given once; a bad file value is
+ * refused even where the environment overrides it (docs/runtime.md). */
 aclError aclsim__configure(const char *path, struct aclsim__config *c, bool *per_process);
 /* initcb.c: the registered init/finalize callbacks, in CANN's order. Called
  * without rt.lock; a callback's failure code is returned (the finalize one
@@ -638,6 +645,14 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
                             struct aclsim__where *wd, struct aclsim__where *ws);
 /* copy.c: runs an ACLSIM_TASK_COPY2D or ACLSIM_TASK_MEMSET32 task. */
 void aclsim__execute_copy_variant(struct aclsim__task *t);
+/* The read locks of the heaps holding a and b (either may be NULL), held by
+ * a synchronous copy or set from its range checks to the end of its move, so
+ * that a racing reset or aclFinalize cannot free or unmap the bytes under it
+ * (100001 if aclFinalize destroyed a heap first). */
+struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; };
+aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
+                            const void *b);
+void aclsim__release_heaps(struct aclsim__heap_hold *hold);
 /* Describes p for messages: "device 1 memory (allocation 0x.. of 64 bytes)". */
 void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
@@ -800,5 +815,8 @@ void aclsim__events_forget_after_fork(void);
 void aclsim__binaries_forget_after_fork(void);
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
 void aclsim__memory_forget_after_fork(void);
+void aclsim__devctl_forget_after_fork(void);
+void aclsim__initcb_forget_after_fork(void);
+void aclsim__snapshot_forget_after_fork(void);
 
 #endif /* ACLSIM_INTERNAL_H */

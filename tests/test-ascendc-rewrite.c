@@ -157,7 +157,7 @@ static void test_gm_variables(void **state)
         "void host() { w[1] = 2; }\n";
     const char *out = rw(src);
     assert_int_equal(res.errors.len, 0);
-    assert_non_null(strstr(out, "aclsimVar aclsim__var_w = {(const void *)&w, sizeof(w)"));
+    assert_non_null(strstr(out, "aclsimVar aclsim__var_w = ::aclsim_asc::make_var(&w, sizeof(w)"));
     assert_non_null(strstr(out, "static aclsimVar aclsim__var_hidden"));
     assert_non_null(strstr(out, "extern aclsimVar aclsim__var_elsewhere;"));
     assert_null(strstr(out, "aclsimVar aclsim__var_elsewhere ="));
@@ -198,6 +198,43 @@ static void test_class_members_and_templates(void **state)
     assert_int_equal(res.nkernels, 1);
     assert_true(res.kernels[0].is_template);
     assert_null(strstr(out, "registrar<&tk>"));   /* instantiations register at launch */
+}
+
+static void test_parameters_and_locals_hide_gm_variables(void **state)
+{
+    (void)state;
+    const char *src =
+        "__gm__ int c;\n"
+        "__aicore__ int by_param(int c) { return c; }\n"
+        "__aicore__ int by_ptr_param(__gm__ int *c, int x) { return *c + x; }\n"
+        "__global__ __aicore__ void k(int x)\n"
+        "{\n"
+        "    x = x * c;\n"
+        "    {\n"
+        "        int c = 2;\n"
+        "        x += c;\n"
+        "    }\n"
+        "    for (int c = 0; c < 3; c++)\n"
+        "        x += c;\n"
+        "    x += c;\n"
+        "    uint32_t *c2 = nullptr, *p = &c;\n"
+        "    {\n"
+        "        const float *c;\n"
+        "        (void)c;\n"
+        "    }\n"
+        "    c = x + (int)p[0];\n"
+        "}\n";
+    const char *out = rw(src);
+    assert_int_equal(res.errors.len, 0);
+    assert_non_null(strstr(out, "by_param(int c) { return c; }"));
+    assert_non_null(strstr(out, "by_ptr_param(__gm__ int *c, int x) { return *c + x; }"));
+    assert_non_null(strstr(out, "x = x * ACLSIM_ASC_DEV(c, aclsim__var_c);"));
+    assert_non_null(strstr(out, "int c = 2;\n        x += c;\n"));
+    assert_non_null(strstr(out, "for (int c = 0; c < 3; c++)\n        x += c;\n"
+                                "    x += ACLSIM_ASC_DEV(c, aclsim__var_c);"));
+    assert_non_null(strstr(out, "*p = &ACLSIM_ASC_DEV(c, aclsim__var_c);"));
+    assert_non_null(strstr(out, "const float *c;\n        (void)c;"));
+    assert_non_null(strstr(out, "ACLSIM_ASC_DEV(c, aclsim__var_c) = x + (int)p[0];"));
 }
 
 static void test_asm_trap_in_kernel_code(void **state)
@@ -261,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_conditional_code_and_directives_inside_arguments),
         cmocka_unit_test(test_gm_variables),
         cmocka_unit_test(test_class_members_and_templates),
+        cmocka_unit_test(test_parameters_and_locals_hide_gm_variables),
         cmocka_unit_test(test_asm_trap_in_kernel_code),
         cmocka_unit_test(test_launch_functions_and_header),
         cmocka_unit_test(test_errors_name_file_line_column),

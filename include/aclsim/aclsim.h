@@ -84,6 +84,11 @@ ACLSIM_API void aclsimRegisterVar(aclsimVar *var);
 ACLSIM_API void aclsimUnregisterVar(aclsimVar *var);
 ACLSIM_API void aclsimRegisterKernel(aclsimKernel *kernel);
 ACLSIM_API void aclsimUnregisterKernel(aclsimKernel *kernel);
+/* As aclsimRegisterKernel, except that when the function is registered
+ * already (by another descriptor) this one shares its handle instead of
+ * failing: Ascend C's launches (aclsim-cc) use it, so a C kernel registered
+ * with ACLSIM_KERNEL_REGISTER can be launched with <<<>>>. */
+ACLSIM_API void aclsimRegisterKernelAlias(aclsimKernel *kernel);
 
 /* Inside a kernel: block index (0..num-1) and block count of this launch.
  * Outside a kernel: 0 and 1. */

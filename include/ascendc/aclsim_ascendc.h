@@ -336,7 +336,7 @@ template <class... P, void (*f)(P...)> struct kernel<void (*)(P...), f> {
             desc.param_size = sizes;
             desc.param_align = aligns;
             desc.invoke = &invoke;
-            aclsimRegisterKernel(&desc);
+            aclsimRegisterKernelAlias(&desc);
         }
         ~holder() { aclsimUnregisterKernel(&desc); }
         holder(const holder &) = delete;
@@ -420,6 +420,20 @@ struct var_registrar {
     var_registrar(const var_registrar &) = delete;
     var_registrar &operator=(const var_registrar &) = delete;
 };
+/* The descriptor of a __gm__ variable (fields the runtime owns start zero). */
+inline aclsimVar make_var(const void *symbol, std::size_t size, std::size_t align,
+                          const char *name, const char *file, int line)
+{
+    aclsimVar v;
+    std::memset(&v, 0, sizeof v);
+    v.symbol = symbol;
+    v.size = size;
+    v.align = align;
+    v.name = name;
+    v.file = file;
+    v.line = line;
+    return v;
+}
 template <class T> struct var_ok
     : std::integral_constant<bool, std::is_trivially_copyable<T>::value &&
                                        !std::is_reference<T>::value> {};

@@ -387,11 +387,17 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
         const cJSON *id = NULL;
         if (cJSON_IsObject(dd) && (err = member(dd, "default_device", "\"defaultDevice\" key", &id)))
             return err;
-        struct value d = {.name = "\"defaultDevice\"", .origin = origin};
+        if (!id)
+            return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
+                                "\"defaultDevice\" (aclInit config file) is %s: expected "
+                                "{\"default_device\": \"<device id>\"}",
+                                cJSON_IsObject(dd) ? "an object without \"default_device\""
+                                                   : "not an object");
+        struct value d = {0};
         json_value(id, "\"defaultDevice\".\"default_device\"", origin, &d);
         uint64_t u;
-        if (!id || !value_uint(&d, 0, ACLSIM_MAX_DEVICES - 1, &u))
-            return refuse(&d, "{\"default_device\": \"<device id>\"} with a visible device id");
+        if (!value_uint(&d, 0, ACLSIM_MAX_DEVICES - 1, &u))
+            return refuse(&d, "a visible device id (decimal digits, as a string or number)");
         *default_device = (int32_t)u;
     }
     return ACL_SUCCESS;

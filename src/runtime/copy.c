@@ -78,8 +78,15 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
     struct aclsim__context *ctx = NULL;
     if (!err)
         err = aclsim__current_context(api, &ctx);
-    if (!err)   /* synchronous, and (like aclrtMemcpy) not ordered with queued work */
+    struct aclsim__heap_hold hold;
+    if (err || (err = aclsim__hold_heaps(api, &hold, dst, src)))
+        return err;
+    /* Checked again under the locks, then synchronous and (like aclrtMemcpy)
+     * not ordered with queued work. */
+    err = check_2d(api, dst, dpitch, src, spitch, width, height, kind, &t, &pageable);
+    if (!err)
         aclsim__execute_copy_variant(&t);
+    aclsim__release_heaps(&hold);
     return err;
 }
 
@@ -116,20 +123,34 @@ static aclError check_d32(const char *api, void *ptr, size_t memSize, size_t n,
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "ptr %p is ordinary host memory (aclrtMalloc or aclrtMallocHost "
                             "memory expected)", ptr);
-    aclError err = aclsim__check_range(api, "ptr", ptr, n * 4, *w);
-    return err ? err : aclsim__snapshot_check(api);
+    return aclsim__check_range(api, "ptr", ptr, n * 4, *w);
+}
+
+/* A 32-bit memset at once, on the caller's thread, holding the heap lock. */
+static aclError memset32_now(const char *api, void *ptr, size_t memSize, uint32_t value, size_t n)
+{
+    struct aclsim__heap_hold hold;
+    aclError err = aclsim__hold_heaps(api, &hold, ptr, NULL);
+    if (err)
+        return err;
+    struct aclsim__where w;
+    if (!(err = check_d32(api, ptr, memSize, n, &w))) {
+        struct aclsim__task t = {.kind = ACLSIM_TASK_MEMSET32, .bytes = n * 4,
+                                 .u.memset32 = {ptr, value}};
+        aclsim__execute_copy_variant(&t);   /* no stream or device sync */
+    }
+    aclsim__release_heaps(&hold);
+    return err;
 }
 
 aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
 {
+    static const char api[] = "aclrtMemsetD32";
     struct aclsim__where w;
-    aclError err = check_d32("aclrtMemsetD32", ptr, memSize, N, &w);
-    if (!err) {
-        struct aclsim__task t = {.kind = ACLSIM_TASK_MEMSET32, .bytes = N * 4,
-                                 .u.memset32 = {ptr, value}};
-        aclsim__execute_copy_variant(&t);   /* at once: no stream or device sync */
-    }
-    return err;
+    aclError err = check_d32(api, ptr, memSize, N, &w);
+    if (!err)
+        err = aclsim__snapshot_check(api);   /* before any heap lock is held */
+    return err ? err : memset32_now(api, ptr, memSize, value, N);
 }
 
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream)
@@ -137,13 +158,13 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N
     static const char api[] = "aclrtMemsetD32Async";
     struct aclsim__where w;
     aclError err = check_d32(api, ptr, memSize, N, &w);
+    if (!err)
+        err = aclsim__snapshot_check(api);
     if (err)
         return err;
+    if (w.kind == ACLSIM_PINNED)   /* host memory: not a stream task (CANN) */
+        return memset32_now(api, ptr, memSize, value, N);
     struct aclsim__task t = {.kind = ACLSIM_TASK_MEMSET32, .bytes = N * 4, .u.memset32 = {ptr, value}};
-    if (w.kind == ACLSIM_PINNED) {   /* host memory: not a stream task (CANN) */
-        aclsim__execute_copy_variant(&t);
-        return ACL_SUCCESS;
-    }
     struct aclsim__sref s;
     if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;

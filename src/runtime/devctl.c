@@ -553,3 +553,9 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *u
     utilizationInfo->memoryUtilization = -1;   /* CANN: not supported, -1 */
     return ACL_SUCCESS;
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__devctl_forget_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
+}

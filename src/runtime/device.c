@@ -200,10 +200,9 @@ aclError aclrtSynchronizeDevice(void)
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
     if (err)
         return err;
-    struct aclsim__device *dev = aclsim__context_device(ctx);
-    if ((err = aclsim__device_synchronize(dev, "aclrtSynchronizeDevice")))
+    if ((err = aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice")))
         return err;
-    return aclsim__kernel_failure_take(NULL, 0, dev, "aclrtSynchronizeDevice");
+    return aclsim__kernel_failure_take(NULL, 0, aclsim__context_device(ctx), "aclrtSynchronizeDevice");
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): every device of
@@ -220,7 +219,8 @@ void aclsim__devices_forget_after_fork(void)
             aclsim__context_forget_after_fork(ctx);
             ctx = next;
         }
-        free(dev->workers);
+        if (!dev->closing)   /* else the closing thread may have freed it: leaked */
+            free(dev->workers);
         dev->workers = NULL;
         dev->nworkers = 0;
         dev->contexts = dev->default_ctx = NULL;

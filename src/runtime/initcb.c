@@ -230,3 +230,9 @@ aclError aclsim__finalize_callbacks_run(void)
     pthread_mutex_unlock(&lock);
     return ACL_SUCCESS;
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE). */
+void aclsim__initcb_forget_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
+}

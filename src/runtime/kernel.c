@@ -51,7 +51,7 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
     /* The descriptor and its function in two different loaded objects: the
      * macro's `&fn` was interposed by another object's export of that name,
      * and invoke would run that object's function. */
-    Dl_info di, fi, oi;
+    Dl_info di, fi;
     if (!old && dladdr(kernel, &di) && dladdr(kernel->function, &fi) &&
         di.dli_fbase != fi.dli_fbase) {
         pthread_mutex_unlock(&kernels.lock);
@@ -60,15 +60,6 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
             "name (symbol interposition): rename the kernel, or do not export that symbol",
             kernel->name, kernel->file, kernel->line, di.dli_fname ? di.dli_fname : "?",
             kernel->function, fi.dli_fname ? fi.dli_fname : "?");
-        return;
-    }
-    if (old && dladdr(kernel, &di) && dladdr(old, &oi) && di.dli_fbase == oi.dli_fbase) {
-        /* Two descriptors of one function in one loaded object (a C file's
-         * ACLSIM_KERNEL_REGISTER and an Ascend C launch of the same
-         * function): this one shares the first one's handle and stays out of
-         * the map. */
-        kernel->handle = old->handle;
-        pthread_mutex_unlock(&kernels.lock);
         return;
     }
     if (old) {
@@ -92,6 +83,21 @@ void aclsimRegisterKernel(aclsimKernel *kernel)
     }
     kernel->registrations = 1;
     pthread_mutex_unlock(&kernels.lock);
+}
+
+void aclsimRegisterKernelAlias(aclsimKernel *kernel)
+{
+    pthread_mutex_lock(&kernels.lock);
+    aclsimKernel *old = aclsim__map_get(&kernels, kernel->function);
+    if (old && old != kernel && old->function == kernel->function) {
+        /* the function is registered (e.g. by a C file's ACLSIM_KERNEL_REGISTER):
+         * this descriptor shares its handle and stays out of the map */
+        kernel->handle = old->handle;
+        pthread_mutex_unlock(&kernels.lock);
+        return;
+    }
+    pthread_mutex_unlock(&kernels.lock);
+    aclsimRegisterKernel(kernel);
 }
 
 void aclsimUnregisterKernel(aclsimKernel *kernel)

@@ -32,6 +32,50 @@ struct aclsim__where aclsim__classify(const void *p)
     return (struct aclsim__where){ACLSIM_HOST, NULL};
 }
 
+static struct aclsim__heap *heap_of(struct aclsim__where w)
+{
+    return w.kind == ACLSIM_DEVICE ? &w.device->heap
+           : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+}
+
+/* Synchronous copies and sets move bytes on the caller's thread. A device
+ * reset or aclFinalize racing them frees or unmaps the memory under the
+ * heap's write lock, so they hold the read locks of the heaps they touch
+ * from their range checks to the end of the move (several readers, and no
+ * writer holds two heap locks: no deadlock). A heap destroyed before the
+ * lock was taken means aclFinalize ran: 100001. */
+aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
+                            const void *b)
+{
+    hold->n = 0;
+    const void *ps[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        struct aclsim__heap *h = ps[i] ? heap_of(aclsim__classify(ps[i])) : NULL;
+        if (h && !(hold->n && hold->h[0] == h))
+            hold->h[hold->n++] = h;
+    }
+    if (hold->n == 2 && (uintptr_t)hold->h[1] < (uintptr_t)hold->h[0]) {
+        struct aclsim__heap *t = hold->h[0];
+        hold->h[0] = hold->h[1];
+        hold->h[1] = t;
+    }
+    for (int i = 0; i < hold->n; i++)
+        pthread_rwlock_rdlock(&hold->h[i]->lock);
+    for (int i = 0; i < hold->n; i++)
+        if (!__atomic_load_n(&hold->h[i]->base, __ATOMIC_ACQUIRE)) {
+            aclsim__release_heaps(hold);
+            return aclsim__not_initialized(api);
+        }
+    return ACL_SUCCESS;
+}
+
+void aclsim__release_heaps(struct aclsim__heap_hold *hold)
+{
+    for (int i = hold->n - 1; i >= 0; i--)
+        pthread_rwlock_unlock(&hold->h[i]->lock);
+    hold->n = 0;
+}
+
 void aclsim__describe(const void *p, char *buf, size_t len)
 {
     struct aclsim__where w = aclsim__classify(p);
@@ -396,11 +440,14 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
         return err;
     struct aclsim__context *ctx = NULL;
     err = aclsim__current_context(api, &ctx);
+    struct aclsim__heap_hold hold;
+    if (err || (err = aclsim__hold_heaps(api, &hold, dst, src)))
+        return err;
     struct aclsim__where wd, ws;
-    if (!err)
-        err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
+    err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
     if (!err)
         copy_bytes(dst, src, count);
+    aclsim__release_heaps(&hold);
     return err;
 }
 
@@ -449,10 +496,15 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     aclError gate = aclsim__snapshot_check(api);
     if (gate)
         return gate;
+    struct aclsim__heap_hold hold;
+    aclError err = aclsim__hold_heaps(api, &hold, devPtr, NULL);
+    if (err)
+        return err;
     struct aclsim__where w;
-    aclError err = check_memset(api, devPtr, maxCount, count, &w);
+    err = check_memset(api, devPtr, maxCount, count, &w);
     if (!err)
         memset(devPtr, value, count);
+    aclsim__release_heaps(&hold);
     return err;
 }
 

@@ -125,6 +125,7 @@ static void finalize_forked(void)
     aclsim__devctl_finalize();
     aclsim__snapshot_finalize();
     aclsim__handles_forget_after_fork(true);
+    aclsim__rt.init_refs = 0;
     atomic_store(&aclsim__rt.forked, false);
     aclsim__log(ACLSIM_LOG_INFO, "aclFinalize: the session inherited over fork() is discarded");
 }
@@ -154,12 +155,11 @@ static aclError finalize(bool run_callbacks)
         return aclsim__refuse_self_wait("aclFinalize", "a device");
     }
     /* Concurrent calls serialise: exactly one tears the session down, the
-     * others wait for it and get 100037. */
-    if (aclsim__rt.finalizing) {
-        wait_for_finalize("aclFinalize");
-        return already_finalized();
-    }
-    if (atomic_load(&aclsim__rt.session) != session)   /* re-initialized since the call */
+     * others wait for it and get 100037 (or, if a finalize callback made it
+     * fail and the session is still there, try again). */
+    wait_for_finalize("aclFinalize");
+    if (!aclsim__initialized() ||
+        atomic_load(&aclsim__rt.session) != session)   /* re-initialized since the call */
         return already_finalized();
     /* Live streams lose work not yet started; running tasks finish first.
      * Devices drain with rt.lock released: finalizing keeps any of them
@@ -207,6 +207,12 @@ static aclError finalize(bool run_callbacks)
 aclError aclFinalizeReference(uint64_t *refCount)
 {
     pthread_mutex_lock(&aclsim__rt.lock);
+    if (atomic_load(&aclsim__rt.forked)) {   /* a fork() child discards the parent's session */
+        pthread_mutex_unlock(&aclsim__rt.lock);
+        if (refCount)
+            *refCount = 0;
+        return aclFinalize();
+    }
     uint64_t refs = aclsim__initialized() ? aclsim__rt.init_refs : 0;
     if (refs > 1) {
         refs = --aclsim__rt.init_refs;
@@ -257,6 +263,9 @@ static void atfork_child(void)
     aclsim__kernels_forget_after_fork();
     aclsim__handles_forget_after_fork(false);
     aclsim__errors_forget_after_fork();
+    aclsim__devctl_forget_after_fork();
+    aclsim__initcb_forget_after_fork();
+    aclsim__snapshot_forget_after_fork();
     aclsim__tls_worker = false;   /* fork() from a host function or kernel */
     aclsim__tls_device = NULL;
     aclsim__tls_stream = NULL;

@@ -317,3 +317,11 @@ aclError aclrtSnapShotCallbackUnregister(aclrtSnapShotStage stage, aclrtSnapShot
                  : aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                                 "this callback is not registered for stage %d", (int)stage);
 }
+
+/* After fork(), in the child (internal.h, THE FORK RULE): new
+ * synchronisation; the inherited state goes with aclsim__snapshot_finalize. */
+void aclsim__snapshot_forget_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&unlocked, NULL);
+}

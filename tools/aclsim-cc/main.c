@@ -67,9 +67,12 @@
  *   at the end of the file (GM_ADDR / __gm__ pointers as void*) and the
  *   header DIR/aclrtlaunch_<k>.h declaring it, as CANN generates them.
  *
- * Known limits: names are matched textually inside kernel code, so a local
- * variable of a kernel with the same name as a __gm__ variable is rewritten
- * too; `__global__` hidden behind a user macro is not seen; conditional
+ * Parameters and locals of kernel code with a __gm__ variable's name hide
+ * it for their scope when their declaration has a recognisable shape
+ * (rewrite.c: declares()).
+ *
+ * Known limits: a class member used unqualified (implicit this->) with a
+ * __gm__ variable's name is rewritten; `__global__` hidden behind a user macro is not seen; conditional
  * code is rewritten in every branch (which is harmless) but a declaration
  * split between #if branches may confuse the scope parse.
  */
@@ -442,7 +445,7 @@ int main(int argc, char **argv)
     /* pass 2: inputs and flags, in order */
     const char *lang = NULL;   /* the user's -x, or NULL */
     const char *mf = NULL, *out = NULL;
-    bool md = false, any_source = false, failed = false;
+    bool md = false, failed = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strncmp(a, "--aclsim-", 9))
@@ -476,7 +479,11 @@ int main(int argc, char **argv)
                 arg_add(&cmd, argv[++i]);
             continue;
         }
-        /* an input */
+        /* an input (a response file @file goes through as it is) */
+        if (a[0] == '@') {
+            arg_add(&cmd, a);
+            continue;
+        }
         bool asc = lang ? (!strcmp(lang, "asc") || !strcmp(lang, "c++") ||
                            !strcmp(lang, "cce"))
                         : is_cxx_source(a);
@@ -495,7 +502,6 @@ int main(int argc, char **argv)
             }
             continue;
         }
-        any_source = true;
         size_t len;
         char *src = read_file(a, &len);
         if (!src)
@@ -579,7 +585,6 @@ int main(int argc, char **argv)
         free(l1);
         free(l2);
     }
-    (void)any_source;
     int rc = run(cmd.v, verbose);
     if (rc == 0 && md && depfix_from.n) {
         /* the dependency file: -MF, else the output's name with .d */

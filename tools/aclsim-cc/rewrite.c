@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -647,8 +648,8 @@ static void gm_declaration(struct rw *w, size_t b, size_t e, char **ns, size_t n
             acc_buf_printf(&ins, " extern aclsimVar aclsim__var_%s;", n);
         } else {
             acc_buf_printf(&ins,
-                           " %saclsimVar aclsim__var_%s = {(const void *)&%s, sizeof(%s), "
-                           "alignof(decltype(%s)), \"%s\", __FILE__, %d, {}, nullptr, 0};"
+                           " %saclsimVar aclsim__var_%s = ::aclsim_asc::make_var(&%s, sizeof(%s), "
+                           "alignof(decltype(%s)), \"%s\", __FILE__, %d);"
                            " static ::aclsim_asc::var_registrar aclsim__varreg_%s(&aclsim__var_%s);"
                            " static_assert(::aclsim_asc::var_ok<decltype(%s)>::value, "
                            "\"%s:%d: __gm__ variable %s: its type cannot be a device variable "
@@ -717,20 +718,10 @@ static void kernel_params(struct rw *w, struct acc_kernel *k, size_t b, size_t e
 }
 
 /* A function definition [b, body) whose body opens at body (a '{'). */
-static void function_definition(struct rw *w, size_t b, size_t body, char **ns, size_t nsdepth)
+/* The '(' of a function head [b, body): the first '(' at depth 0 after an
+ * identifier that is not an attribute, outside a template header; b if none. */
+static size_t params_open(const struct rw *w, size_t b, size_t body)
 {
-    bool kernel = contains(w, b, body, "__global__");
-    bool code = kernel || contains(w, b, body, "__aicore__");
-    size_t end = match_close(w, body);
-    if (code) {
-        if (w->nbodies % 16 == 0)
-            w->bodies = xrealloc(w->bodies, (w->nbodies + 16) * sizeof *w->bodies);
-        w->bodies[w->nbodies++] = (struct range){body, end};
-    }
-    if (!kernel)
-        return;
-    /* the name: the identifier before the first '(' at depth 0 that is not an attribute */
-    size_t open = b;
     for (size_t i = b; i < body; i++) {
         if (tis(w, i, "<") && i > b && tis(w, i - 1, "template")) {   /* template header */
             int angle = 0;
@@ -744,13 +735,28 @@ static void function_definition(struct rw *w, size_t b, size_t body, char **ns, 
         }
         if (tis(w, i, "(")) {
             if (i > b && w->t[i - 1].kind == T_ID && !tis(w, i - 1, "__attribute__") &&
-                !tis(w, i - 1, "alignas") && !tis(w, i - 1, "__declspec")) {
-                open = i;
-                break;
-            }
+                !tis(w, i - 1, "alignas") && !tis(w, i - 1, "__declspec"))
+                return i;
             i = match_close(w, i);
         }
     }
+    return b;
+}
+
+static void function_definition(struct rw *w, size_t b, size_t body, char **ns, size_t nsdepth)
+{
+    bool kernel = contains(w, b, body, "__global__");
+    bool code = kernel || contains(w, b, body, "__aicore__");
+    size_t end = match_close(w, body);
+    size_t open = params_open(w, b, body);
+    if (code) {
+        /* from the parameters on: a parameter may hide a __gm__ variable */
+        if (w->nbodies % 16 == 0)
+            w->bodies = xrealloc(w->bodies, (w->nbodies + 16) * sizeof *w->bodies);
+        w->bodies[w->nbodies++] = (struct range){open == b ? body : open, end};
+    }
+    if (!kernel)
+        return;
     if (open == b) {
         rw_error(w, b, "__global__ function: cannot find its name");
         return;
@@ -922,13 +928,86 @@ static size_t asm_trap(const struct rw *w, size_t i)
     return e - p == 4 && !memcmp(p, "trap", 4) ? j + 2 : 0;
 }
 
-/* Inside kernel code, each use of a __gm__ variable becomes its instance, and
- * the NPU's asm("trap") becomes trap(). */
+static bool is_keyword_before_expr(const struct rw *w, size_t i)
+{
+    static const char *const kw[] = {"return", "case", "goto", "sizeof", "else", "do", "throw",
+                                     "new", "delete", "typeid", "decltype", "alignof",
+                                     "co_return", "co_yield", "co_await", "operator", "struct",
+                                     "class", "union", "enum", "using", "namespace", NULL};
+    for (int k = 0; kw[k]; k++)
+        if (tis(w, i, kw[k]))
+            return true;
+    return false;
+}
+
+static bool is_type_end(const struct rw *w, size_t i)
+{
+    return is_type_word(w, i) || (w->t[i].kind == T_ID && !is_keyword_before_expr(w, i));
+}
+
+/* Whether the name at i is declared there (a parameter or a local of kernel
+ * code: "T name =", "T *name;", "for (T name :", ...). open is the innermost
+ * open bracket around i (or SIZE_MAX), first the range's start. */
+static bool declares(const struct rw *w, size_t i, size_t open, size_t first)
+{
+    static const char *const after[] = {"=", ";", ",", "[", "{", ")", "(", ":", NULL};
+    bool ok = false;
+    for (int k = 0; after[k]; k++)
+        ok = ok || tis(w, i + 1, after[k]);
+    if (!ok || i <= first)
+        return false;
+    size_t p = i - 1;
+    bool ptr = false;
+    while (p > first && (tis(w, p, "*") || tis(w, p, "&") || tis(w, p, "const") ||
+                         tis(w, p, "volatile") || tis(w, p, "__restrict__"))) {
+        ptr = ptr || tis(w, p, "*") || tis(w, p, "&");
+        p--;
+    }
+    if (!is_type_end(w, p))
+        return false;
+    if (!ptr)
+        return true;   /* two names in a row: only a declaration has that */
+    /* "a * name" is a declaration only where a statement or parameter starts */
+    while (p > first && (is_type_end(w, p - 1) || tis(w, p - 1, "::") ||
+                         (tis(w, p, "::") && w->t[p - 1].kind == T_ID)))
+        p--;
+    size_t q = p - 1;
+    if (tis(w, q, "{") || tis(w, q, "}") || tis(w, q, ";"))
+        return true;
+    if (tis(w, q, "(") || tis(w, q, ","))
+        return open != SIZE_MAX && (open == first || (open > 0 && tis(w, open - 1, "for")));
+    return false;
+}
+
+/* Inside kernel code, each use of a __gm__ variable becomes its instance
+ * (unless a parameter or local of that name hides it), and the NPU's
+ * asm("trap") becomes trap(). */
 static void rewrite_gm_uses(struct rw *w)
 {
+    size_t *stack = NULL, cap = 0;
+    struct shadow { size_t var, until; } *hid = NULL;
+    size_t nhid = 0, hcap = 0;
     for (size_t r = 0; r < w->nbodies; r++) {
-        for (size_t i = w->bodies[r].b; i < w->bodies[r].e && i < w->nt; i++) {
-            if (w->t[i].kind != T_ID || w->t[i].directive)
+        size_t first = w->bodies[r].b, last = w->bodies[r].e;
+        size_t depth = 0;
+        nhid = 0;
+        for (size_t i = first; i <= last && i < w->nt; i++) {
+            if (w->t[i].directive)
+                continue;
+            if (is_open(w, i)) {
+                if (depth == cap) {
+                    cap = cap ? 2 * cap : 32;
+                    stack = xrealloc(stack, cap * sizeof *stack);
+                }
+                stack[depth++] = i;
+                continue;
+            }
+            if (is_close(w, i)) {
+                if (depth)
+                    depth--;
+                continue;
+            }
+            if (w->t[i].kind != T_ID)
                 continue;
             size_t trap_end = asm_trap(w, i);
             if (trap_end) {
@@ -946,6 +1025,29 @@ static void rewrite_gm_uses(struct rw *w)
                 continue;
             if (tis(w, i + 1, "::"))
                 continue;
+            bool hidden = false;
+            for (size_t h = 0; h < nhid; h++)
+                hidden = hidden || (hid[h].var == v && i <= hid[h].until);
+            size_t open = depth ? stack[depth - 1] : SIZE_MAX;
+            if (!hidden && !(i > 0 && tis(w, i - 1, "::")) && declares(w, i, open, first)) {
+                /* hidden until its scope ends: the whole function for a
+                 * parameter, the for statement for a for-init, else the block */
+                size_t until = last;
+                if (open != SIZE_MAX && open != first && tis(w, open, "(")) {
+                    size_t c = match_close(w, open);
+                    until = tis(w, c + 1, "{") ? match_close(w, c + 1) : find0(w, c + 1, last, ";");
+                } else if (open != SIZE_MAX && tis(w, open, "{")) {
+                    until = match_close(w, open);
+                }
+                if (nhid == hcap) {
+                    hcap = hcap ? 2 * hcap : 16;
+                    hid = xrealloc(hid, hcap * sizeof *hid);
+                }
+                hid[nhid++] = (struct shadow){v, until};
+                hidden = true;
+            }
+            if (hidden)
+                continue;
             size_t s = i;
             while (s >= 2 && tis(w, s - 1, "::") && w->t[s - 2].kind == T_ID)
                 s -= 2;
@@ -961,6 +1063,8 @@ static void rewrite_gm_uses(struct rw *w)
             add_repl(w, w->t[s].b, w->t[i].e, out.data);
         }
     }
+    free(stack);
+    free(hid);
 }
 
 /* Writes src with the replacements applied; a replaced span's newlines are kept. */
