@@ -143,6 +143,7 @@ struct aclsim__config {
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
 };
 
+
 struct aclsim__runtime {
     pthread_mutex_t lock;   /* serialises init/finalize and device open/reset */
     pthread_cond_t changed; /* broadcast when a device has finished closing, or a finalize */
@@ -256,6 +257,7 @@ const struct aclsim__soc *aclsim__soc_current(void);
  * family is not in it. */
 #define ACLSIM_FAMILIES(x) (1u << ACLSIM_FAMILY_##x)
 #define ACLSIM_ALL_BUT_IPV (0x7fu & ~ACLSIM_FAMILIES(IPV))
+#define ACLSIM_A5_A3_A2 (ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2))
 aclError aclsim__soc_check(const char *api, unsigned families);
 
 /* ---- handle.c ----------------------------------------------------------- */
@@ -265,7 +267,8 @@ aclError aclsim__soc_check(const char *api, unsigned families);
  * recognised (107017) instead of dereferenced. Slots are never freed, only
  * recycled with a new generation, so lookups need no lock. */
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
-                           ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER };
+                           ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
+                           ACLSIM_H_NOTIFY /* notifies and counting notifies */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -441,9 +444,37 @@ void aclsim__set_current(struct aclsim__context *ctx);
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
-                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32 };
+                         ACLSIM_TASK_OVERFLOW, ACLSIM_TASK_COPY2D, ACLSIM_TASK_MEMSET32,
+                         ACLSIM_TASK_SIGNAL };
 
 struct aclsim__event;
+struct aclsim__task;
+
+/* What a WAIT or SIGNAL task does, supplied by the object it concerns
+ * (event.c, notify.c, memop.c; the machinery is in wait.c). A WAIT task may
+ * park its stream: the stream leaves the ready list and occupies no worker
+ * until the object wakes it (or wait.c's watcher does: timeout, device
+ * reset, a memory change). A SIGNAL task (a record, reset or write) runs
+ * like any task. */
+struct aclsim__wait_ops {
+    const char *what;   /* "event", "notify", ... for messages */
+    /* WAIT: may t pass now? Consumes what it takes (a notify's flag).
+     * Called by the worker that reached t, without locks. */
+    bool (*ready)(struct aclsim__task *t);
+    /* WAIT, s->lock held, t at s's head: parks s on the object (state
+     * PARKED) unless t may pass now (then consumed, and false). */
+    bool (*park)(struct aclsim__task *t, struct aclsim__stream *s);
+    /* WAIT, s->lock held: takes a PARKED s off the object; false if it was
+     * no longer there (the object is waking it). NULL: parked on the
+     * watcher's list only (memory waits). */
+    bool (*unpark)(struct aclsim__task *t, struct aclsim__stream *s);
+    /* WAIT on memory: evaluated by the watcher with the memory guard held. */
+    bool (*poll)(struct aclsim__task *t);
+    /* SIGNAL: runs t; discarded: it never will (force destroy, reset). */
+    void (*signal)(struct aclsim__task *t, bool discarded);
+    /* Drops what the task holds (references); NULL: nothing. */
+    void (*release)(struct aclsim__task *t);
+};
 
 /* One unit of stream work. Every task says what it is (kind, bytes, the
  * variable or kernel it concerns) so that a checker or tracer can observe the
@@ -474,6 +505,9 @@ struct aclsim__task {
         struct { void *dst; bool clear; } overflow;
         struct { aclrtHostFunc fn; void *arg; } host;
         struct { struct aclsim__event *event; uint64_t seq; } event;
+        /* WAIT and SIGNAL: timeout_s 0 waits forever. */
+        struct { const struct aclsim__wait_ops *ops; void *obj; uint64_t value;
+                 uint32_t mode, timeout_s; } sync;
     } u;
 };
 
@@ -518,6 +552,18 @@ struct aclsim__stream {
     atomic_uint waiters;            /* threads blocked on progress */
     atomic_uint hurry;              /* host threads spinning for completion */
     atomic_bool discard;            /* force-destroyed: run nothing more */
+
+    /* wait.c: while PARKED, on the watcher's list (under its lock). */
+    struct aclsim__stream *watch_next, *watch_prev;
+    bool watched;
+    bool wait_expired;              /* the watcher woke it: timeout or reset */
+    bool wait_granted;              /* woken because its wait passed (and consumed) */
+    struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */
+    uint64_t wait_deadline;         /* ns, 0: none */
+    /* A task failed asynchronously (a wait timed out or was aborted): the
+     * next synchronize reports it (under lock). */
+    aclError failure;
+    char failure_msg[160];
 };
 
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
@@ -572,6 +618,9 @@ void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task 
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
 /* aclFinalize: destroys the events the program did not destroy. */
 void aclsim__events_finalize(void);
+/* aclFinalize: destroys the notifies and counting notifies left (notify.c). */
+void aclsim__notifies_finalize(void);
+void aclsim__notifies_forget_after_fork(void);   /* THE FORK RULE */
 
 /* executor.c: puts s on its device's ready list (s was IDLE or PARKED). */
 void aclsim__schedule(struct aclsim__stream *s);
@@ -587,14 +636,79 @@ void aclsim__event_unref(struct aclsim__event *ev);
 /* Marks record seq of ev finished (stamp: with the time it ran) and
  * reschedules the streams parked on it. */
 void aclsim__event_complete(struct aclsim__event *ev, uint64_t seq, bool stamp);
-/* Whether record seq of ev has finished. */
-bool aclsim__event_reached(struct aclsim__event *ev, uint64_t seq);
-/* Parks s (its lock held, its head a wait for record seq) on ev: false,
- * without parking, if that record has finished meanwhile. */
-bool aclsim__event_park(struct aclsim__event *ev, uint64_t seq, struct aclsim__stream *s);
-/* Takes a PARKED s (its lock held) off ev's waiter list; false if it was no
- * longer there (the record completed and is rescheduling it). */
-bool aclsim__event_unpark(struct aclsim__event *ev, struct aclsim__stream *s);
+/* aclrtStreamWaitEvent with a timeout in seconds (0: none), all checks
+ * included, as api: for the other wait-event entry points
+ * (aclrtStreamWaitEventWithTimeout, the op wait timeout). */
+aclError aclsim__stream_wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeout_s,
+                                   const char *api);
+
+/* ---- idpool.c: per-device ids of events and notifies -------------------- */
+struct aclsim__idpool { pthread_mutex_t lock; uint32_t used, next; uint8_t *bits; };
+#define ACLSIM_IDPOOL_INIT {PTHREAD_MUTEX_INITIALIZER, 0, 0, NULL}
+/* A free id below limit (false when limit ids are taken, or out of memory). */
+bool aclsim__id_take(struct aclsim__idpool *pool, uint32_t limit, uint32_t *id);
+void aclsim__id_give(struct aclsim__idpool *pool, uint32_t id);
+uint32_t aclsim__id_used(struct aclsim__idpool *pool);
+void aclsim__idpool_forget_after_fork(struct aclsim__idpool *pool);   /* all free, new lock */
+
+/* ---- wait.c: parked waits, the watcher, asynchronous task failures ------ */
+
+/* A FIFO of streams parked on an object (linked by next_waiting), under the
+ * object's lock. */
+struct aclsim__waitq { struct aclsim__stream *head, *tail; };
+void aclsim__waitq_push(struct aclsim__waitq *q, struct aclsim__stream *s);
+bool aclsim__waitq_remove(struct aclsim__waitq *q, struct aclsim__stream *s);
+/* Takes off q, in FIFO order, the streams whose head wait may now pass
+ * (pass(t) says so and consumes), onto *wake. Caller holds the object's lock. */
+void aclsim__waitq_release(struct aclsim__waitq *q, bool (*pass)(struct aclsim__task *t),
+                           struct aclsim__stream **wake);
+/* Reschedules the streams of a *wake list; without the object's lock. */
+void aclsim__wake(struct aclsim__stream *wake);
+/* Executor: may WAIT task t at s's head pass now? A wait that timed out, or
+ * whose device is being reset, passes and fails its stream. */
+bool aclsim__wait_ready(struct aclsim__stream *s, struct aclsim__task *t);
+/* Executor, s->lock held, t at s's head: parks s; false if t may pass now. */
+bool aclsim__wait_park(struct aclsim__stream *s, struct aclsim__task *t);
+/* Force destroy, s->lock held, s PARKED: takes s off what it is parked on;
+ * false if it is being woken meanwhile. */
+bool aclsim__wait_unpark(struct aclsim__stream *s);
+/* Device close: its parked waits fail (107023) and no new wait parks, until
+ * resume (when the device has closed). */
+void aclsim__waits_abort_device(struct aclsim__device *dev);
+void aclsim__waits_resume_device(struct aclsim__device *dev);
+void aclsim__waits_finalize(void);   /* aclFinalize: stops the watcher thread */
+void aclsim__waits_forget_after_fork(void);   /* THE FORK RULE */
+/* A task of s failed asynchronously: the next synchronize of s (or of its
+ * device) reports code with the message. */
+void aclsim__stream_task_failed(struct aclsim__stream *s, aclError code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* ACL_SUCCESS, or the failure recorded on s (cleared) as api's error. */
+aclError aclsim__stream_take_failure(struct aclsim__stream *s, const char *api);
+
+/* The memory guard. While memory waits are parked, whatever writes device
+ * memory (copies, memsets, kernels, value writes) holds the guard shared and
+ * the watcher reads watched memory holding it exclusively: the reads are then
+ * ordered with every write (no data race), and a writer's release tells the
+ * watcher to look again at once. Costs one atomic load otherwise. */
+extern atomic_uint aclsim__memory_watched;
+void aclsim__memory_guard_shared(void);
+void aclsim__memory_guard_release(void);
+/* Evaluates memory wait t (its ops->poll) ordered with the writers, if the
+ * guard is free at once; false otherwise (the watcher will look). */
+bool aclsim__memory_check(struct aclsim__task *t);
+static inline bool aclsim__memory_write_begin(void)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&aclsim__memory_watched, memory_order_acquire)))
+        return false;
+    aclsim__memory_guard_shared();
+    return true;
+}
+static inline void aclsim__memory_write_end(bool held)
+{
+    if (held)
+        aclsim__memory_guard_release();
+}
+
 aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api);
 void aclsim__executor_stop(struct aclsim__device *dev);
 /* Runs job on the calling worker plus idle workers of dev; returns when done. */

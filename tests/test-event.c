@@ -27,6 +27,9 @@
 #include "acl/acl.h"
 #include "common.h"
 
+/* aclrtQueryEvent is deprecated in CANN; its behaviour is still tested. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 /* ---- tests ----------------------------------------------------------------- */
 
 /* A host function that notes whether a blocker had finished when it ran. */
@@ -54,6 +57,20 @@ static void test_uninitialized(void **state)
     aclrtEventRecordedStatus st;
     assert_int_equal(aclrtQueryEventStatus(ev, &st), ACL_ERROR_UNINITIALIZE);
     expect_msg("aclrtQueryEventStatus", NULL);
+    /* the extended API too, even with NULL arguments */
+    uint32_t u;
+    uint64_t ts;
+    aclrtEventStatus es;
+    aclrtEventWaitStatus ws;
+    aclError rc[] = {aclrtCreateEventWithFlag(NULL, 0), aclrtCreateEventExWithFlag(&ev, 1),
+                     aclrtRecordEventWithFlag(NULL, NULL, 0), aclrtResetEvent(NULL, NULL),
+                     aclrtQueryEvent(NULL, &es), aclrtQueryEventWaitStatus(NULL, &ws),
+                     aclrtSynchronizeEventWithTimeout(NULL, -5), aclrtEventGetTimestamp(NULL, &ts),
+                     aclrtStreamWaitEventWithFlag(NULL, NULL, 0, 9), aclrtGetEventId(NULL, &u),
+                     aclrtGetEventAvailNum(&u)};
+    for (size_t i = 0; i < sizeof rc / sizeof rc[0]; i++)
+        assert_int_equal(rc[i], ACL_ERROR_UNINITIALIZE);
+    drain_msg();
 }
 
 static void test_create_destroy(void **state)
@@ -641,6 +658,489 @@ static void test_events_across_reset_and_finalize(void **state)
     expect_msg("aclrtDestroyEvent", "event");
 }
 
+
+/* ---- flags, resets, reusable events, timeouts, ids (CANN's extended API) ---- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void test_create_with_flag(void **state)
+{
+    (void)state;
+    static const uint32_t good[] = {ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_EVENT_CAPTURE_STREAM_PROGRESS,
+                                    ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE, ACL_EVENT_DEVICE_USE_ONLY,
+                                    ACL_EVENT_EXTERNAL, 0x3F & ~0x30u};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        aclrtEvent ev;
+        ASSERT_OK(aclrtCreateEventWithFlag(&ev, good[i]));
+        ASSERT_OK(aclrtDestroyEvent(ev));
+    }
+    static const uint32_t bad[] = {0, ACL_EVENT_IPC, 0x80, ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_SYNC,
+                                   ACL_EVENT_EXTERNAL | ACL_EVENT_TIME_LINE};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        aclrtEvent ev;
+        EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "flag", aclrtCreateEventWithFlag(&ev, bad[i]));
+    }
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtCreateEventWithFlag(NULL, ACL_EVENT_SYNC));
+    static const uint32_t good_ex[] = {ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE};
+    for (size_t i = 0; i < sizeof good_ex / sizeof good_ex[0]; i++) {
+        aclrtEvent ev;
+        ASSERT_OK(aclrtCreateEventExWithFlag(&ev, good_ex[i]));
+        ASSERT_OK(aclrtDestroyEvent(ev));
+    }
+    static const uint32_t bad_ex[] = {0, ACL_EVENT_DEVICE_USE_ONLY, ACL_EVENT_EXTERNAL, 0x80,
+                                      ACL_EVENT_IPC | ACL_EVENT_SYNC};
+    for (size_t i = 0; i < sizeof bad_ex / sizeof bad_ex[0]; i++) {
+        aclrtEvent ev;
+        EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "flag", aclrtCreateEventExWithFlag(&ev, bad_ex[i]));
+    }
+    aclrtEvent ev;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPC", aclrtCreateEventExWithFlag(&ev, ACL_EVENT_IPC));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtCreateEventExWithFlag(NULL, ACL_EVENT_SYNC));
+    /* device-only events: not on the first-generation training series */
+    restart_gated("Ascend910A");
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend910A",
+               aclrtCreateEventWithFlag(&ev, ACL_EVENT_DEVICE_USE_ONLY));
+    ASSERT_OK(aclrtCreateEventWithFlag(&ev, ACL_EVENT_SYNC));
+    ASSERT_OK(aclrtDestroyEvent(ev));
+}
+
+/* CANN's hardware events: a record sets the flag, aclrtResetEvent clears it,
+ * a wait needs it set. A SYNC event starts cleared. */
+static void test_reset_and_sync_events(void **state)
+{
+    (void)state;
+    aclrtStream a, b, c;
+    ASSERT_OK(aclrtCreateStream(&a));
+    ASSERT_OK(aclrtCreateStream(&b));
+    ASSERT_OK(aclrtCreateStream(&c));
+    static atomic_int nb, nc;
+    atomic_store(&nb, 0);
+    atomic_store(&nc, 0);
+    aclrtEvent ev;
+    ASSERT_OK(aclrtCreateEventWithFlag(&ev, ACL_EVENT_SYNC));
+    /* a wait before any record waits for one */
+    ASSERT_OK(aclrtStreamWaitEvent(b, ev));
+    assert_stream_held(b, &nb, 50);
+    ASSERT_OK(aclrtRecordEvent(ev, a));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    assert_int_equal(atomic_load(&nb), 1);
+    /* recorded: waits pass, until a reset queued after them */
+    ASSERT_OK(aclrtStreamWaitEvent(b, ev));
+    ASSERT_OK(aclrtResetEvent(ev, b));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    ASSERT_OK(aclrtStreamWaitEvent(c, ev));   /* after the reset: waits for the next record */
+    assert_stream_held(c, &nc, 50);
+    ASSERT_OK(aclrtRecordEvent(ev, a));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(c, WAIT_MS));
+    assert_int_equal(atomic_load(&nc), 1);
+    ASSERT_OK(aclrtDestroyEvent(ev));
+
+    /* aclrtCreateEvent's events reset the same way */
+    ASSERT_OK(aclrtCreateEvent(&ev));
+    ASSERT_OK(aclrtRecordEvent(ev, a));
+    ASSERT_OK(aclrtSynchronizeStream(a));   /* the reset below is on another stream */
+    ASSERT_OK(aclrtResetEvent(ev, NULL));
+    ASSERT_OK(aclrtSynchronizeDevice());
+    ASSERT_OK(aclrtStreamWaitEvent(c, ev));
+    assert_stream_held(c, &nc, 50);
+    ASSERT_OK(aclrtRecordEvent(ev, a));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(c, WAIT_MS));
+    assert_int_equal(atomic_load(&nc), 2);
+    ASSERT_OK(aclrtDestroyEvent(ev));
+    ASSERT_OK(aclrtDestroyStream(a));
+    ASSERT_OK(aclrtDestroyStream(b));
+    ASSERT_OK(aclrtDestroyStream(c));
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    aclrtEvent tl, dev_only, ex, ext;
+    ASSERT_OK(aclrtCreateEventWithFlag(&tl, ACL_EVENT_TIME_LINE));
+    ASSERT_OK(aclrtCreateEventWithFlag(&dev_only, ACL_EVENT_DEVICE_USE_ONLY));
+    ASSERT_OK(aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
+    ASSERT_OK(aclrtCreateEventWithFlag(&ext, ACL_EVENT_EXTERNAL));
+    /* without ACL_EVENT_SYNC: no waits, no resets */
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACL_EVENT_SYNC", aclrtStreamWaitEvent(NULL, tl));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACL_EVENT_SYNC", aclrtResetEvent(tl, NULL));
+    ASSERT_OK(aclrtRecordEvent(tl, NULL));
+    /* device-only: nothing from the host */
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "device", aclrtRecordEvent(dev_only, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "device", aclrtStreamWaitEvent(NULL, dev_only));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "device", aclrtResetEvent(dev_only, NULL));
+    /* reusable events: no reset, no aclrtQueryEvent / aclrtQueryEventWaitStatus */
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtCreateEventExWithFlag", aclrtResetEvent(ex, NULL));
+    aclrtEventStatus st;
+    aclrtEventWaitStatus ws;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtCreateEventExWithFlag", aclrtQueryEvent(ex, &st));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtCreateEventExWithFlag",
+               aclrtQueryEventWaitStatus(ex, &ws));
+    /* external events: no host synchronization or queries */
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL", aclrtSynchronizeEvent(ext));
+    aclrtEventRecordedStatus rs;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL", aclrtQueryEventStatus(ext, &rs));
+    uint64_t ts;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL", aclrtEventGetTimestamp(ext, &ts));
+    /* NULL arguments come first */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtResetEvent(NULL, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "status", aclrtQueryEvent(tl, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtQueryEvent(NULL, &st));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "status", aclrtQueryEventWaitStatus(tl, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "timestamp", aclrtEventGetTimestamp(tl, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtEventGetTimestamp(NULL, &ts));
+    ASSERT_OK(aclrtSynchronizeStream(NULL));
+    aclrtEvent all[] = {tl, dev_only, ex, ext};
+    for (size_t i = 0; i < 4; i++)
+        ASSERT_OK(aclrtDestroyEvent(all[i]));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "event", aclrtResetEvent(tl, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "event", aclrtQueryEvent(tl, &st));
+}
+
+/* aclrtCreateEventExWithFlag: reusable; a wait uses the latest record made
+ * before it; before any record, waits pass and the status is complete. */
+static void test_reusable_events(void **state)
+{
+    (void)state;
+    aclrtStream a, b;
+    ASSERT_OK(aclrtCreateStream(&a));
+    ASSERT_OK(aclrtCreateStream(&b));
+    aclrtEvent ev;
+    ASSERT_OK(aclrtCreateEventExWithFlag(&ev, ACL_EVENT_SYNC));
+    aclrtEventRecordedStatus rs;
+    ASSERT_OK(aclrtQueryEventStatus(ev, &rs));
+    assert_int_equal(rs, ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    static atomic_int n;
+    atomic_store(&n, 0);
+    ASSERT_OK(aclrtStreamWaitEvent(b, ev));   /* nothing recorded: passes */
+    ASSERT_OK(aclrtLaunchHostFunc(b, count_fn, &n));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    assert_int_equal(atomic_load(&n), 1);
+    for (int round = 0; round < 3; round++) {
+        static struct blocker blk;
+        blocker_init(&blk);
+        ASSERT_OK(aclrtLaunchHostFunc(a, blocker_fn, &blk));
+        ASSERT_OK(aclrtRecordEvent(ev, a));
+        ASSERT_OK(aclrtQueryEventStatus(ev, &rs));
+        assert_int_equal(rs, ACL_EVENT_RECORDED_STATUS_NOT_READY);
+        ASSERT_OK(aclrtStreamWaitEvent(b, ev));
+        assert_stream_held(b, &n, 30);
+        gate_open(&blk.release);
+        ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+        assert_int_equal(atomic_load(&n), 2 + round);
+        assert_true(gate_is_open(&blk.finished));
+    }
+    ASSERT_OK(aclrtDestroyEvent(ev));
+    /* an Ex event without ACL_EVENT_SYNC cannot be waited for */
+    ASSERT_OK(aclrtCreateEventExWithFlag(&ev, ACL_EVENT_TIME_LINE));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACL_EVENT_SYNC", aclrtStreamWaitEvent(b, ev));
+    ASSERT_OK(aclrtDestroyEvent(ev));
+    ASSERT_OK(aclrtDestroyStream(a));
+    ASSERT_OK(aclrtDestroyStream(b));
+}
+
+static void test_query_event_and_wait_status(void **state)
+{
+    (void)state;
+    aclrtStream a, b;
+    ASSERT_OK(aclrtCreateStream(&a));
+    ASSERT_OK(aclrtCreateStream(&b));
+    aclrtEvent ev;
+    ASSERT_OK(aclrtCreateEvent(&ev));
+    aclrtEventStatus st;
+    aclrtEventWaitStatus ws;
+    ASSERT_OK(aclrtQueryEvent(ev, &st));
+    assert_int_equal(st, ACL_EVENT_STATUS_COMPLETE);
+    ASSERT_OK(aclrtQueryEventWaitStatus(ev, &ws));
+    assert_int_equal(ws, ACL_EVENT_WAIT_STATUS_COMPLETE);
+    static struct blocker blk;
+    blocker_init(&blk);
+    ASSERT_OK(aclrtLaunchHostFunc(a, blocker_fn, &blk));
+    ASSERT_OK(aclrtRecordEvent(ev, a));
+    ASSERT_OK(aclrtStreamWaitEvent(b, ev));
+    ASSERT_OK(aclrtQueryEvent(ev, &st));
+    assert_int_equal(st, ACL_EVENT_STATUS_NOT_READY);
+    sleep_ms(20);
+    ASSERT_OK(aclrtQueryEventWaitStatus(ev, &ws));
+    assert_int_equal(ws, ACL_EVENT_WAIT_STATUS_NOT_READY);
+    gate_open(&blk.release);
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    ASSERT_OK(aclrtQueryEvent(ev, &st));
+    assert_int_equal(st, ACL_EVENT_STATUS_COMPLETE);
+    ASSERT_OK(aclrtQueryEventWaitStatus(ev, &ws));
+    assert_int_equal(ws, ACL_EVENT_WAIT_STATUS_COMPLETE);
+    ASSERT_OK(aclrtDestroyEvent(ev));
+    ASSERT_OK(aclrtDestroyStream(a));
+    ASSERT_OK(aclrtDestroyStream(b));
+}
+
+static void test_synchronize_with_timeout(void **state)
+{
+    (void)state;
+    aclrtStream a;
+    ASSERT_OK(aclrtCreateStream(&a));
+    aclrtEvent ev;
+    ASSERT_OK(aclrtCreateEvent(&ev));
+    ASSERT_OK(aclrtSynchronizeEventWithTimeout(ev, 10));   /* never recorded: nothing to wait for */
+    static struct blocker blk;
+    blocker_init(&blk);
+    ASSERT_OK(aclrtLaunchHostFunc(a, blocker_fn, &blk));
+    ASSERT_OK(aclrtRecordEvent(ev, a));
+    uint64_t t0 = now_ms();
+    EXPECT_ERR(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "100 ms", aclrtSynchronizeEventWithTimeout(ev, 100));
+    uint64_t took = now_ms() - t0;
+    assert_true(took >= 95 && took < 2000);
+    gate_open(&blk.release);
+    ASSERT_OK(aclrtSynchronizeEventWithTimeout(ev, WAIT_MS));
+    ASSERT_OK(aclrtSynchronizeEventWithTimeout(ev, -1));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "timeout", aclrtSynchronizeEventWithTimeout(ev, 0));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "timeout", aclrtSynchronizeEventWithTimeout(ev, -2));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "timeout", aclrtSynchronizeEventWithTimeout(NULL, -2));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtSynchronizeEventWithTimeout(NULL, 10));
+    ASSERT_OK(aclrtDestroyEvent(ev));
+    ASSERT_OK(aclrtDestroyStream(a));
+}
+
+static void test_timestamps(void **state)
+{
+    (void)state;
+    aclrtEvent e1, e2, sync_only;
+    ASSERT_OK(aclrtCreateEvent(&e1));
+    ASSERT_OK(aclrtCreateEventWithFlag(&e2, ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC));
+    ASSERT_OK(aclrtCreateEventWithFlag(&sync_only, ACL_EVENT_SYNC));
+    uint64_t t1, t2;
+    EXPECT_ERR(ACL_ERROR_RT_INTERNAL_ERROR, "never been recorded", aclrtEventGetTimestamp(e1, &t1));
+    static struct blocker blk;
+    blocker_init(&blk);
+    ASSERT_OK(aclrtLaunchHostFunc(NULL, blocker_fn, &blk));
+    ASSERT_OK(aclrtRecordEvent(e1, NULL));
+    EXPECT_ERR(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "not run", aclrtEventGetTimestamp(e1, &t1));
+    gate_open(&blk.release);
+    static int ms = 20;
+    ASSERT_OK(aclrtLaunchHostFunc(NULL, sleep_fn, &ms));
+    ASSERT_OK(aclrtRecordEvent(e2, NULL));
+    ASSERT_OK(aclrtRecordEvent(sync_only, NULL));
+    ASSERT_OK(aclrtSynchronizeStream(NULL));
+    ASSERT_OK(aclrtEventGetTimestamp(e1, &t1));
+    ASSERT_OK(aclrtEventGetTimestamp(e2, &t2));
+    assert_true(t2 >= t1 + 19000);   /* microseconds */
+    assert_true(t2 - t1 < 5000000);
+    float elapsed;
+    ASSERT_OK(aclrtEventElapsedTime(&elapsed, e1, e2));
+    assert_true(elapsed >= 19.0f);
+    EXPECT_ERR(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "ACL_EVENT_TIME_LINE",
+               aclrtEventGetTimestamp(sync_only, &t1));
+    EXPECT_ERR(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "ACL_EVENT_TIME_LINE",
+               aclrtEventElapsedTime(&elapsed, e1, sync_only));
+    ASSERT_OK(aclrtDestroyEvent(e1));
+    ASSERT_OK(aclrtDestroyEvent(e2));
+    ASSERT_OK(aclrtDestroyEvent(sync_only));
+}
+
+static void test_ids_and_available(void **state)
+{
+    (void)state;
+    uint32_t avail0, avail;
+    ASSERT_OK(aclrtGetEventAvailNum(&avail0));
+    assert_int_equal(avail0, 65536);   /* Atlas A2, nothing held */
+    aclrtEvent a, b, plain;
+    ASSERT_OK(aclrtCreateEventWithFlag(&a, ACL_EVENT_SYNC));
+    ASSERT_OK(aclrtCreateEventWithFlag(&b, ACL_EVENT_SYNC));
+    ASSERT_OK(aclrtGetEventAvailNum(&avail));
+    assert_int_equal(avail, avail0 - 2);
+    uint32_t ia, ib, ip;
+    ASSERT_OK(aclrtGetEventId(a, &ia));
+    ASSERT_OK(aclrtGetEventId(b, &ib));
+    assert_int_not_equal(ia, ib);
+    ASSERT_OK(aclrtCreateEvent(&plain));
+    EXPECT_ERR(ACL_ERROR_RT_INTERNAL_ERROR, "no id", aclrtGetEventId(plain, &ip));
+    ASSERT_OK(aclrtRecordEvent(plain, NULL));
+    ASSERT_OK(aclrtGetEventId(plain, &ip));
+    assert_int_not_equal(ip, ia);
+    assert_int_not_equal(ip, ib);
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "eventId", aclrtGetEventId(a, NULL));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtGetEventId(NULL, &ia));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "eventCount", aclrtGetEventAvailNum(NULL));
+    ASSERT_OK(aclrtSynchronizeStream(NULL));
+    ASSERT_OK(aclrtDestroyEvent(a));
+    ASSERT_OK(aclrtDestroyEvent(b));
+    ASSERT_OK(aclrtDestroyEvent(plain));
+    ASSERT_OK(aclrtGetEventAvailNum(&avail));
+    assert_int_equal(avail, avail0);
+    /* the Atlas inference series holds 1023 per device */
+    restart_gated("Ascend310P3");
+    ASSERT_OK(aclrtGetEventAvailNum(&avail));
+    assert_int_equal(avail, 1023);
+    static aclrtEvent evs[1023];
+    for (int i = 0; i < 1023; i++)
+        ASSERT_OK(aclrtCreateEventWithFlag(&evs[i], ACL_EVENT_SYNC));
+    ASSERT_OK(aclrtGetEventAvailNum(&avail));
+    assert_int_equal(avail, 0);
+    EXPECT_ERR(ACL_ERROR_RT_NO_EVENT_RESOURCE, "no event left", aclrtCreateEventWithFlag(&a, ACL_EVENT_SYNC));
+    for (int i = 0; i < 1023; i++)
+        ASSERT_OK(aclrtDestroyEvent(evs[i]));
+    ASSERT_OK(aclrtResetDevice(0));
+    EXPECT_ERR(ACL_ERROR_RT_CONTEXT_NULL, NULL, aclrtGetEventAvailNum(&avail));
+}
+
+static void test_wait_with_flag(void **state)
+{
+    (void)state;
+    aclrtStream b;
+    ASSERT_OK(aclrtCreateStream(&b));
+    aclrtEvent ev, ex;
+    ASSERT_OK(aclrtCreateEventWithFlag(&ev, ACL_EVENT_SYNC));
+    ASSERT_OK(aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC));
+    /* a timeout (seconds): the stream fails, later work still runs */
+    static atomic_int n;
+    atomic_store(&n, 0);
+    uint64_t t0 = now_ms();
+    ASSERT_OK(aclrtStreamWaitEventWithFlag(b, ev, 1, ACL_EVENT_WAIT_DEFAULT));
+    ASSERT_OK(aclrtLaunchHostFunc(b, count_fn, &n));
+    EXPECT_ERR2(ACL_ERROR_RT_WAIT_TIMEOUT, "event", "timed out", aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    uint64_t took = now_ms() - t0;
+    assert_true(took >= 900 && took < 4000);
+    assert_int_equal(atomic_load(&n), 1);
+    /* released in time: no failure */
+    ASSERT_OK(aclrtStreamWaitEventWithFlag(b, ev, 5, ACL_EVENT_WAIT_DEFAULT));
+    ASSERT_OK(aclrtRecordEvent(ev, NULL));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(b, WAIT_MS));
+    /* bad inputs */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtStreamWaitEventWithFlag(b, NULL, 0, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flag", aclrtStreamWaitEventWithFlag(b, ev, 0, 2));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "timeout",
+               aclrtStreamWaitEventWithFlag(b, ex, 1, ACL_EVENT_WAIT_EXTERNAL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtCreateEventExWithFlag",
+               aclrtStreamWaitEventWithFlag(b, ev, 0, ACL_EVENT_WAIT_EXTERNAL));
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "captured",
+               aclrtStreamWaitEventWithFlag(b, ex, 0, ACL_EVENT_WAIT_EXTERNAL));
+    /* the wait flag of ex is now EXTERNAL: a DEFAULT wait is refused */
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "stay the same", aclrtStreamWaitEvent(b, ex));
+    /* the same for records */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flag", aclrtRecordEventWithFlag(ev, b, 2));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtRecordEventWithFlag(NULL, b, 0));
+    ASSERT_OK(aclrtRecordEventWithFlag(ev, b, ACL_EVENT_RECORD_DEFAULT));
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "captured",
+               aclrtRecordEventWithFlag(ex, b, ACL_EVENT_RECORD_EXTERNAL));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "stay the same", aclrtRecordEvent(ex, b));
+    ASSERT_OK(aclrtSynchronizeStream(b));
+    ASSERT_OK(aclrtDestroyEvent(ev));
+    ASSERT_OK(aclrtDestroyEvent(ex));
+    ASSERT_OK(aclrtDestroyStream(b));
+    /* only on Ascend 950, Atlas A3 and A2 */
+    restart_gated("Ascend310P3");
+    ASSERT_OK(aclrtCreateEventWithFlag(&ev, ACL_EVENT_SYNC));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtStreamWaitEventWithFlag(NULL, NULL, 0, 0));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtStreamWaitEventWithFlag(NULL, ev, 0, 0));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "Ascend310P3", aclrtRecordEventWithFlag(ev, NULL, 0));
+    ASSERT_OK(aclrtDestroyEvent(ev));
+    restart_gated("IPV350");
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "event", aclrtCreateEvent(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtCreateEvent(&ev));
+}
+
+static void reset_device0_fn(void *arg)
+{
+    *(aclError *)arg = aclrtResetDevice(0);
+}
+
+/* A wait that nothing will release does not hang a device reset; waiting
+ * streams hold no worker meanwhile. */
+static void test_waits_park_and_reset_releases(void **state)
+{
+    (void)state;
+    enum { N = 6 };
+    aclrtStream s[N], other;
+    aclrtEvent ev;
+    ASSERT_OK(aclrtCreateEventWithFlag(&ev, ACL_EVENT_SYNC));
+    for (int i = 0; i < N; i++) {
+        ASSERT_OK(aclrtCreateStream(&s[i]));
+        ASSERT_OK(aclrtStreamWaitEvent(s[i], ev));
+    }
+    ASSERT_OK(aclrtCreateStream(&other));
+    static atomic_int n;
+    atomic_store(&n, 0);
+    ASSERT_OK(aclrtLaunchHostFunc(other, count_fn, &n));
+    ASSERT_OK(aclrtSynchronizeStreamWithTimeout(other, WAIT_MS));
+    assert_int_equal(atomic_load(&n), 1);
+    static aclError rc;
+    static struct call c;
+    call_start(&c, reset_device0_fn, &rc);
+    assert_true(call_wait(&c, WAIT_MS));
+    ASSERT_OK(rc);
+    ASSERT_OK(aclrtDestroyEvent(ev));
+}
+
+/* Threads record, reset, wait and query shared events at once. */
+struct ev_worker {
+    aclrtContext ctx;
+    aclrtEvent *evs;
+    int nevs, id;
+    atomic_int *errors;
+    char *buf;
+};
+
+static void *ev_worker_main(void *arg)
+{
+    struct ev_worker *w = arg;
+    aclrtStream s = NULL;
+    if (aclrtSetCurrentContext(w->ctx) || aclrtCreateStream(&s)) {
+        note_first_error(w->errors, w->buf, 256, "setup");
+        return NULL;
+    }
+    for (int i = 0; i < 300; i++) {
+        aclrtEvent ev = w->evs[(i + w->id) % w->nevs];
+        aclError e = aclrtRecordEvent(ev, s);
+        if (!e)
+            e = aclrtStreamWaitEventWithFlag(s, ev, 5, 0);   /* its own record releases it */
+        aclrtEventRecordedStatus rs;
+        aclrtEventWaitStatus ws;
+        if (!e)
+            e = aclrtQueryEventStatus(ev, &rs);
+        if (!e)
+            e = aclrtQueryEventWaitStatus(ev, &ws);
+        if (!e && i % 32 == 0)
+            e = aclrtSynchronizeStreamWithTimeout(s, WAIT_MS);
+        if (e) {
+            note_first_error(w->errors, w->buf, 256, "round %d: %d", i, e);
+            break;
+        }
+    }
+    aclError e = aclrtSynchronizeStreamWithTimeout(s, WAIT_MS);
+    if (e)
+        note_first_error(w->errors, w->buf, 256, "final synchronize: %d", e);
+    aclrtDestroyStream(s);
+    return NULL;
+}
+
+static void test_threads_share_events(void **state)
+{
+    (void)state;
+    enum { THREADS = 4, EVS = 3 };
+    static aclrtEvent evs[EVS];
+    for (int i = 0; i < EVS; i++)
+        ASSERT_OK(aclrtCreateEventWithFlag(&evs[i], ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE));
+    static atomic_int errors;
+    static char buf[256];
+    atomic_store(&errors, 0);
+    struct ev_worker w[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct ev_worker){current_context(), evs, EVS, i, &errors, buf};
+        assert_int_equal(pthread_create(&t[i], NULL, ev_worker_main, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    if (atomic_load(&errors))
+        fail_msg("%s", buf);
+    for (int i = 0; i < EVS; i++)
+        ASSERT_OK(aclrtDestroyEvent(evs[i]));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
 
 int main(void)
@@ -660,6 +1160,17 @@ int main(void)
         T(test_wait_targets_its_own_record),
         T(test_discarded_record),
         T(test_events_across_reset_and_finalize),
+        T(test_create_with_flag),
+        T(test_reset_and_sync_events),
+        T(test_refusals),
+        T(test_reusable_events),
+        T(test_query_event_and_wait_status),
+        T(test_synchronize_with_timeout),
+        T(test_timestamps),
+        T(test_ids_and_available),
+        T(test_wait_with_flag),
+        T(test_waits_park_and_reset_releases),
+        T(test_threads_share_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "acl/acl.h"
 #include "common.h"
 
@@ -128,7 +131,47 @@ static void test_concurrent_finalize_exactly_one(void **state)
 #define INIT_ROUNDS 20
 
 static aclError finalize_rc[3];
-static void finalize_into(void *arg) { *(aclError *)arg = aclFinalize(); drain_msg(); }
+static _Atomic pid_t finalize_tid[3];
+
+/* Records the thread id, then finalizes: the test waits until the thread
+ * sleeps (inside aclFinalize, behind the draining one) before it calls
+ * aclInit, so that the call was surely made for the old session. */
+static void finalize_into(void *arg)
+{
+    aclError *rc = arg;
+    atomic_store(&finalize_tid[rc - finalize_rc], (pid_t)syscall(SYS_gettid));
+    *rc = aclFinalize();
+    drain_msg();
+}
+
+/* Whether thread tid of this process is asleep (state S in /proc). */
+static bool thread_sleeping(pid_t tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close = strrchr(buf, ')');   /* "tid (comm) S ..." */
+    return close && close[1] == ' ' && close[2] == 'S';
+}
+
+/* Waits (bounded) until finalizer i has entered aclFinalize and sleeps. */
+static void wait_asleep(int i)
+{
+    for (int k = 0; k < 2000; k++) {
+        pid_t tid = atomic_load(&finalize_tid[i]);
+        if (tid && thread_sleeping(tid)) {
+            sleep_ms(2);
+            if (thread_sleeping(tid))
+                return;
+        }
+        sleep_ms(1);
+    }
+}
 static aclError init_rc;
 static void init_into(void *arg) { (void)arg; init_rc = init_two_devices(); drain_msg(); }
 
@@ -148,11 +191,14 @@ static void older_finalize_rounds(void *arg)
             return;
         }
         struct call fin[3], init;
+        for (int i = 0; i < 3; i++)
+            atomic_store(&finalize_tid[i], 0);
         call_start(&fin[0], finalize_into, &finalize_rc[0]);
-        sleep_ms(20);   /* the first finalize is draining */
+        wait_asleep(0);   /* the first finalize is draining (waiting for the blocker) */
         call_start(&fin[1], finalize_into, &finalize_rc[1]);
         call_start(&fin[2], finalize_into, &finalize_rc[2]);
-        sleep_ms(20);   /* all three were called for the old session */
+        wait_asleep(1);   /* all three were called for the old session */
+        wait_asleep(2);
         call_start(&init, init_into, NULL);
         sleep_ms(5);
         blocker_release(&b);

@@ -84,8 +84,11 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
     /* Checked again under the locks, then synchronous and (like aclrtMemcpy)
      * not ordered with queued work. */
     err = check_2d(api, dst, dpitch, src, spitch, width, height, kind, &t, &pageable);
-    if (!err)
+    if (!err) {
+        bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         aclsim__execute_copy_variant(&t);
+        aclsim__memory_write_end(guard);
+    }
     aclsim__release_heaps(&hold);
     return err;
 }
@@ -137,7 +140,9 @@ static aclError memset32_now(const char *api, void *ptr, size_t memSize, uint32_
     if (!(err = check_d32(api, ptr, memSize, n, &w))) {
         struct aclsim__task t = {.kind = ACLSIM_TASK_MEMSET32, .bytes = n * 4,
                                  .u.memset32 = {ptr, value}};
-        aclsim__execute_copy_variant(&t);   /* no stream or device sync */
+        bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
+        aclsim__execute_copy_variant(&t);            /* no stream or device sync */
+        aclsim__memory_write_end(guard);
     }
     aclsim__release_heaps(&hold);
     return err;

@@ -70,6 +70,7 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
 static void close_device(struct aclsim__device *dev, bool force)
 {
     dev->closing = true;
+    aclsim__waits_abort_device(dev);   /* waits that would never end fail instead */
     struct aclsim__context *contexts = dev->contexts;
     dev->contexts = NULL;
     dev->default_ctx = NULL;
@@ -87,6 +88,7 @@ static void close_device(struct aclsim__device *dev, bool force)
         pthread_cond_wait(&aclsim__rt.changed, &aclsim__rt.lock);
     pthread_mutex_unlock(&aclsim__rt.lock);
     aclsim__executor_stop(dev);
+    aclsim__waits_resume_device(dev);
     pthread_mutex_lock(&aclsim__rt.lock);
     atomic_store(&dev->open, false);
     aclsim__symbols_forget_device(dev);

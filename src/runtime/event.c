@@ -1,21 +1,34 @@
 /*
- * Events: records and waits queued on streams, and the host calls that wait
- * for or query them.
+ * Events: records, resets and waits queued on streams, and the host calls
+ * that wait for or query them.
  *
  * Every record gets a sequence number; a stream wait waits for the latest
- * record made before it. A stream whose head task is such a wait and whose
- * record has not run is PARKED on the event (off its device's ready list) and
- * rescheduled by the record's completion.
+ * record made before it. Events created by aclrtCreateEvent and
+ * aclrtCreateEventWithFlag also behave as CANN's hardware events: a flag that
+ * a record sets and aclrtResetEvent clears, so a wait also needs the flag set
+ * (after a reset it waits for the next record; an ACL_EVENT_SYNC event starts
+ * cleared, so its first wait waits for a record). Events created by
+ * aclrtCreateEventExWithFlag are reusable (CANN's "new mode"): a wait needs
+ * only its record, a wait before any record passes, and reset/query calls
+ * are refused. A wait that cannot pass parks its stream (wait.c).
  */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* CANN's runtime flags: ACL_EVENT_* plus DDSYNC, which aclrtCreateEvent's
+ * events carry (RT_EVENT_DEFAULT = DDSYNC | TIME_LINE | STREAM_MARK). */
+#define EV_DDSYNC 0x04u
+#define EV_DEFAULT (EV_DDSYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS)
+#define EV_WITH_FLAG_MAX 0x3Fu   /* aclrtCreateEventWithFlag */
+#define EV_EX_MAX (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | EV_DDSYNC | \
+                   ACL_EVENT_TIME_LINE | ACL_EVENT_IPC)
+
 struct aclsim__event {
     void *handle;
     pthread_mutex_t lock;
-    pthread_cond_t done;            /* broadcast when a record finishes */
+    pthread_cond_t done;            /* broadcast when a record finishes (monotonic clock) */
     uint64_t recorded;              /* sequence number of the latest record */
     /* Records finish out of order when they sit on different streams, and a
      * wait must wait for its own record, not for any later one: records
@@ -26,14 +39,26 @@ struct aclsim__event {
     uint32_t ndone_after, cap_done_after;
     uint64_t stamp_seq;             /* latest record with a timestamp, and its time */
     struct timespec stamp;
-    struct aclsim__stream *waiters; /* PARKED streams; each waits for wait_seq */
+    struct aclsim__waitq waiters;   /* streams parked on a wait */
     atomic_uint refs;               /* handle + tasks + waiting host threads */
     struct aclsim__event *prev_live, *next_live;   /* live_events, under live_lock */
+    /* Fixed at creation. */
+    uint32_t flags;                 /* runtime flags (EV_DEFAULT for aclrtCreateEvent) */
+    bool ex;                        /* aclrtCreateEventExWithFlag */
+    int32_t device;                 /* where it was created */
+    /* Under lock. */
+    bool set;                       /* the hardware flag (not for ex events) */
+    bool has_id;
+    uint32_t id;
+    int8_t record_flag, wait_flag;  /* -1 until the first record / wait fixes them */
+    uint64_t waits_issued, waits_done;
 };
 
 /* Events not yet destroyed: aclFinalize destroys what the program forgot. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclsim__event *live_events;
+static struct aclsim__idpool event_ids[ACLSIM_MAX_DEVICES] = {
+    [0 ... ACLSIM_MAX_DEVICES - 1] = ACLSIM_IDPOOL_INIT};
 
 static void live_unlink(struct aclsim__event *ev)
 {
@@ -47,10 +72,22 @@ static void live_unlink(struct aclsim__event *ev)
 void aclsim__event_unref(struct aclsim__event *ev)
 {
     if (atomic_fetch_sub(&ev->refs, 1) == 1) {
+        if (ev->has_id)
+            aclsim__id_give(&event_ids[ev->device], ev->id);
         free(ev->done_after);
         pthread_mutex_destroy(&ev->lock);
         pthread_cond_destroy(&ev->done);
         free(ev);
+    }
+}
+
+/* Events a device holds at most (CANN's support tables). */
+static uint32_t event_limit(void)
+{
+    switch (aclsim__soc_current()->family) {
+    case ACLSIM_FAMILY_INFERENCE: return 1023;
+    case ACLSIM_FAMILY_TRAINING: return 65535;
+    default: return 65536;
     }
 }
 
@@ -63,6 +100,13 @@ static bool reached_locked(const struct aclsim__event *ev, uint64_t seq)
         if (ev->done_after[i] == seq)
             return true;
     return false;
+}
+
+/* Whether wait task t may pass. Caller holds the event's lock. */
+static bool wait_passes(struct aclsim__task *t)
+{
+    struct aclsim__event *ev = t->u.sync.obj;
+    return reached_locked(ev, t->u.sync.value) && (ev->ex || ev->set);
 }
 
 /* Marks record seq of ev as finished (stamped with the time when it ran, or
@@ -96,67 +140,80 @@ void aclsim__event_complete(struct aclsim__event *ev, uint64_t seq, bool stamp)
         else   /* out of memory: degrade to "everything up to seq has finished" */
             ev->done_upto = seq;
     }
-    if (stamp && seq > ev->stamp_seq) {
+    if (stamp && seq > ev->stamp_seq && (ev->flags & ACL_EVENT_TIME_LINE)) {
         ev->stamp_seq = seq;
         clock_gettime(CLOCK_MONOTONIC, &ev->stamp);
     }
-    for (struct aclsim__stream **p = &ev->waiters; *p;) {
-        struct aclsim__stream *s = *p;
-        if (reached_locked(ev, s->wait_seq)) {
-            *p = s->next_waiting;
-            s->next_waiting = wake;
-            wake = s;
-        } else {
-            p = &s->next_waiting;
-        }
-    }
+    ev->set = true;
+    aclsim__waitq_release(&ev->waiters, wait_passes, &wake);
     pthread_cond_broadcast(&ev->done);
     pthread_mutex_unlock(&ev->lock);
-    while (wake) {
-        struct aclsim__stream *s = wake;
-        wake = s->next_waiting;
-        pthread_mutex_lock(&s->lock);
-        s->state = ACLSIM_STREAM_QUEUED;
-        pthread_mutex_unlock(&s->lock);
-        aclsim__schedule(s);
-    }
+    aclsim__wake(wake);
 }
 
-bool aclsim__event_reached(struct aclsim__event *ev, uint64_t seq)
+/* ---- the wait and reset tasks (struct aclsim__wait_ops) -------------------- */
+
+static bool wait_ready(struct aclsim__task *t)
 {
+    struct aclsim__event *ev = t->u.sync.obj;
     pthread_mutex_lock(&ev->lock);
-    bool ok = reached_locked(ev, seq);
+    bool ok = wait_passes(t);
     pthread_mutex_unlock(&ev->lock);
     return ok;
 }
 
-bool aclsim__event_park(struct aclsim__event *ev, uint64_t seq, struct aclsim__stream *s)
+static bool wait_park(struct aclsim__task *t, struct aclsim__stream *s)
 {
+    struct aclsim__event *ev = t->u.sync.obj;
     pthread_mutex_lock(&ev->lock);
-    bool park = !reached_locked(ev, seq);
+    bool park = !wait_passes(t);
     if (park) {
-        s->wait_seq = seq;
-        s->next_waiting = ev->waiters;
-        ev->waiters = s;
+        aclsim__waitq_push(&ev->waiters, s);
         s->state = ACLSIM_STREAM_PARKED;
     }
     pthread_mutex_unlock(&ev->lock);
     return park;
 }
 
-bool aclsim__event_unpark(struct aclsim__event *ev, struct aclsim__stream *s)
+static bool wait_unpark(struct aclsim__task *t, struct aclsim__stream *s)
 {
-    bool found = false;
+    struct aclsim__event *ev = t->u.sync.obj;
     pthread_mutex_lock(&ev->lock);
-    for (struct aclsim__stream **p = &ev->waiters; *p; p = &(*p)->next_waiting)
-        if (*p == s) {
-            *p = s->next_waiting;
-            found = true;
-            break;
-        }
+    bool found = aclsim__waitq_remove(&ev->waiters, s);
     pthread_mutex_unlock(&ev->lock);
     return found;
 }
+
+/* A wait task is done (passed or discarded): aclrtQueryEventWaitStatus. */
+static void wait_release(struct aclsim__task *t)
+{
+    struct aclsim__event *ev = t->u.sync.obj;
+    pthread_mutex_lock(&ev->lock);
+    ev->waits_done++;
+    pthread_mutex_unlock(&ev->lock);
+    aclsim__event_unref(ev);
+}
+
+static void reset_signal(struct aclsim__task *t, bool discarded)
+{
+    struct aclsim__event *ev = t->u.sync.obj;
+    if (discarded)
+        return;
+    pthread_mutex_lock(&ev->lock);
+    ev->set = false;
+    pthread_mutex_unlock(&ev->lock);
+}
+
+static void release_event(struct aclsim__task *t)
+{
+    aclsim__event_unref(t->u.sync.obj);
+}
+
+static const struct aclsim__wait_ops event_wait_ops = {
+    .what = "an event", .ready = wait_ready, .park = wait_park, .unpark = wait_unpark,
+    .release = wait_release};
+static const struct aclsim__wait_ops event_reset_ops = {
+    .what = "an event", .signal = reset_signal, .release = release_event};
 
 /* ---- events --------------------------------------------------------------- */
 
@@ -182,15 +239,44 @@ static struct aclsim__event *event_of(aclrtEvent event, const char *what, const 
     return ev;
 }
 
-aclError aclrtCreateEvent(aclrtEvent *event)
+/* The SoC check every event function makes after its NULL checks. */
+static aclError events_supported(const char *api)
 {
-    static const char api[] = "aclrtCreateEvent";
-    ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
-    if (!event)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
+    return aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+}
+
+/* Looks up event for api: init, NULL (100000), SoC (207000), handle (107017). */
+static struct aclsim__event *event_for(aclrtEvent event, const char *api, aclError *err)
+{
+    if (!aclsim__initialized()) {
+        *err = aclsim__not_initialized(api);
+        return NULL;
+    }
+    if (!event) {
+        *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
+        return NULL;
+    }
+    if ((*err = events_supported(api)))
+        return NULL;
+    return event_of(event, "event", api, err);
+}
+
+/* Gives ev an id if it has none (the caller holds ev->lock); 207007 when
+ * its device has none left. */
+static aclError take_id_locked(struct aclsim__event *ev, const char *api)
+{
+    if (ev->has_id)
+        return ACL_SUCCESS;
+    if (!aclsim__id_take(&event_ids[ev->device], event_limit(), &ev->id))
+        return aclsim__fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, api,
+                            "device %d has no event left (%u events hold ids)", ev->device,
+                            aclsim__id_used(&event_ids[ev->device]));
+    ev->has_id = true;
+    return ACL_SUCCESS;
+}
+
+static aclError create_event(aclrtEvent *event, uint32_t flags, bool ex, const char *api)
+{
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
@@ -199,8 +285,23 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     if (!ev)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating an event");
     pthread_mutex_init(&ev->lock, NULL);
-    pthread_cond_init(&ev->done, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&ev->done, &attr);
+    pthread_condattr_destroy(&attr);
     atomic_init(&ev->refs, 1);
+    ev->flags = flags;
+    ev->ex = ex;
+    ev->device = ctx->device->id;
+    ev->set = !ex && flags == EV_DEFAULT;   /* a wait before any record passes */
+    ev->record_flag = ev->wait_flag = -1;
+    /* Events made for synchronization hold an id (and count against the
+     * device's limit) from creation, the others from their first record. */
+    if (!ex && (flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL)) && (err = take_id_locked(ev, api))) {
+        aclsim__event_unref(ev);
+        return err;
+    }
     ev->handle = aclsim__handle_new(ACLSIM_H_EVENT, ev);
     if (!ev->handle) {
         aclsim__event_unref(ev);
@@ -216,15 +317,77 @@ aclError aclrtCreateEvent(aclrtEvent *event)
     return ACL_SUCCESS;
 }
 
-aclError aclrtDestroyEvent(aclrtEvent event)
+/* init, NULL out-pointer, SoC: the checks the three create calls start with. */
+static aclError create_checks(aclrtEvent *event, const char *api)
 {
-    static const char api[] = "aclrtDestroyEvent";
     ACLSIM_REQUIRE_INIT(api);
     aclError gate = aclsim__snapshot_check(api);
     if (gate)
         return gate;
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    if (!event)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
+    return events_supported(api);
+}
+
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+    static const char api[] = "aclrtCreateEvent";
+    aclError err = create_checks(event, api);
+    return err ? err : create_event(event, EV_DEFAULT, false, api);
+}
+
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    static const char api[] = "aclrtCreateEventWithFlag";
+    aclError err = create_checks(event, api);
+    if (err)
+        return err;
+    if ((flag & EV_WITH_FLAG_MAX) == 0 || flag > EV_WITH_FLAG_MAX)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "flag %#x is invalid: an OR of ACL_EVENT_SYNC, "
+                            "ACL_EVENT_CAPTURE_STREAM_PROGRESS and ACL_EVENT_TIME_LINE, or "
+                            "ACL_EVENT_DEVICE_USE_ONLY or ACL_EVENT_EXTERNAL alone", flag);
+    if (((flag & ACL_EVENT_DEVICE_USE_ONLY) && flag != ACL_EVENT_DEVICE_USE_ONLY) ||
+        ((flag & ACL_EVENT_EXTERNAL) && flag != ACL_EVENT_EXTERNAL))
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "flag %#x is invalid: ACL_EVENT_DEVICE_USE_ONLY and "
+                            "ACL_EVENT_EXTERNAL cannot be combined with other flags", flag);
+    if (flag == ACL_EVENT_DEVICE_USE_ONLY &&
+        (err = aclsim__soc_check(api, ~(ACLSIM_FAMILIES(EDGE) | ACLSIM_FAMILIES(TRAINING)))))
+        return err;
+    return create_event(event, flag, false, api);
+}
+
+aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
+{
+    static const char api[] = "aclrtCreateEventExWithFlag";
+    aclError err = create_checks(event, api);
+    if (err)
+        return err;
+    const uint32_t alone = ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
+    if ((flag & alone) && (flag & ~(flag & alone)))
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "flag %#x is invalid: ACL_EVENT_IPC cannot be combined with other "
+                            "flags", flag);
+    if ((flag & EV_EX_MAX) == 0 || flag > EV_EX_MAX)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "flag %#x is invalid: an OR of ACL_EVENT_SYNC, "
+                            "ACL_EVENT_CAPTURE_STREAM_PROGRESS and ACL_EVENT_TIME_LINE, or "
+                            "ACL_EVENT_IPC alone", flag);
+    if (flag == ACL_EVENT_IPC)
+        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                            "IPC events (ACL_EVENT_IPC) are not simulated yet");
+    return create_event(event, flag, true, api);
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event)
+{
+    static const char api[] = "aclrtDestroyEvent";
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = aclsim__snapshot_check(api);
+    if (err)
+        return err;
+    struct aclsim__event *ev = event_for(event, api, &err);
     if (!ev)
         return err;
     /* Queued records and waits keep their reference; they still run. */
@@ -255,79 +418,372 @@ void aclsim__events_finalize(void)
     pthread_mutex_unlock(&live_lock);
 }
 
-static aclError queue_event_task(aclrtEvent event, aclrtStream stream, int kind, const char *api)
+/* Refusals shared by records, waits and resets. */
+static aclError check_host_use(struct aclsim__event *ev, const char *api)
 {
-    ACLSIM_REQUIRE_INIT(api);
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_of(event, "event", api, &err);
-    if (!ev)
-        return err;
+    if (ev->flags == ACL_EVENT_DEVICE_USE_ONLY)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "the event was created with ACL_EVENT_DEVICE_USE_ONLY: it can only "
+                            "be used on the device");
+    return ACL_SUCCESS;
+}
+
+static bool can_wait(const struct aclsim__event *ev)
+{
+    return ev->flags & (ACL_EVENT_SYNC | EV_DDSYNC | ACL_EVENT_EXTERNAL);
+}
+
+static aclError refuse_no_sync(const char *api)
+{
+    return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                        "the event was created without ACL_EVENT_SYNC: it cannot be waited for "
+                        "or reset");
+}
+
+/* The record / wait flag of an event is fixed by its first use, even when
+ * that call fails (CANN): a different one later is refused. */
+static aclError fix_flag(struct aclsim__event *ev, bool record, uint32_t flag, const char *api)
+{
+    pthread_mutex_lock(&ev->lock);
+    int8_t *fixed = record ? &ev->record_flag : &ev->wait_flag;
+    int8_t was = *fixed;
+    if (was < 0)
+        *fixed = (int8_t)flag;
+    pthread_mutex_unlock(&ev->lock);
+    if (was >= 0 && (uint32_t)was != flag)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "the %s flag of an event must stay the same: it is %s, this call "
+                            "passes %s", record ? "record" : "wait",
+                            was ? "EXTERNAL" : "DEFAULT", flag ? "EXTERNAL" : "DEFAULT");
+    return ACL_SUCCESS;
+}
+
+/* ACL_EVENT_RECORD_EXTERNAL / ACL_EVENT_WAIT_EXTERNAL: graph capture only. */
+static aclError external_use(struct aclsim__event *ev, bool record, aclrtStream stream,
+                             const char *api)
+{
+    if (!ev->ex || ev->flags != ACL_EVENT_SYNC)
+        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                            "the EXTERNAL flag needs an event created by "
+                            "aclrtCreateEventExWithFlag with ACL_EVENT_SYNC");
+    aclError err = fix_flag(ev, record, 1, api);
     struct aclsim__sref s;
-    if ((err = aclsim__stream_resolve(stream, api, NULL, &s))) {
-        aclsim__event_unref(ev);
+    if (!err && !(err = aclsim__stream_resolve(stream, api, NULL, &s)))
+        err = aclsim__fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, api,
+                           "the EXTERNAL flag is for a stream being captured into an ACL graph; "
+                           "stream %p is not being captured", stream);
+    return err;
+}
+
+static aclError record(struct aclsim__event *ev, aclrtStream stream, const char *api)
+{
+    aclError err = check_host_use(ev, api);
+    struct aclsim__sref s;
+    if (err || (err = fix_flag(ev, true, ACL_EVENT_RECORD_DEFAULT, api)) ||
+        (err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;
-    }
-    struct aclsim__task t = {.kind = (uint8_t)kind, .u.event.event = ev};   /* takes our ref */
-    /* A record gets a new sequence number; a wait waits for the latest record
-     * made before it (none: it passes at once). The event lock cannot be held
+    struct aclsim__task t = {.kind = ACLSIM_TASK_RECORD, .u.event.event = ev};   /* takes our ref */
+    /* A record gets a new sequence number. The event lock cannot be held
      * over the submit (lock order is stream -> event). */
     pthread_mutex_lock(&ev->lock);
-    t.u.event.seq = kind == ACLSIM_TASK_RECORD ? ++ev->recorded : ev->recorded;
+    err = take_id_locked(ev, api);
+    t.u.event.seq = err ? 0 : ++ev->recorded;
     pthread_mutex_unlock(&ev->lock);
-    if ((err = aclsim__submit(s, &t, api, NULL))) {
-        if (kind == ACLSIM_TASK_RECORD)   /* the number is taken: retire it, unstamped */
-            aclsim__event_complete(ev, t.u.event.seq, false);
+    if (err)
+        return err;
+    if ((err = aclsim__submit(s, &t, api, NULL)))   /* the number is taken: retire it, unstamped */
+        aclsim__event_complete(ev, t.u.event.seq, false);
+    return err;
+}
+
+static aclError record_event(aclrtEvent event, aclrtStream stream, uint32_t flag, const char *api)
+{
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_for(event, api, &err);
+    if (!ev)
+        return err;
+    err = flag ? external_use(ev, true, stream, api) : record(ev, stream, api);
+    if (err || flag)
         aclsim__event_unref(ev);
-    }
     return err;
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
-    return queue_event_task(event, stream, ACLSIM_TASK_RECORD, "aclrtRecordEvent");
+    return record_event(event, stream, ACL_EVENT_RECORD_DEFAULT, "aclrtRecordEvent");
+}
+
+aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag)
+{
+    static const char api[] = "aclrtRecordEventWithFlag";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!event)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
+    if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "flag %u is invalid: ACL_EVENT_RECORD_DEFAULT (0) or "
+                            "ACL_EVENT_RECORD_EXTERNAL (1)", flag);
+    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
+    return err ? err : record_event(event, stream, flag, api);
+}
+
+/* Queues a wait for ev on stream (timeout in seconds, 0: none). */
+static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeout_s,
+                           uint32_t flag, const char *api)
+{
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_for(event, api, &err);
+    if (!ev)
+        return err;
+    if (!(err = check_host_use(ev, api)) && !can_wait(ev))
+        err = refuse_no_sync(api);
+    if (!err && flag)
+        err = external_use(ev, false, stream, api);
+    struct aclsim__sref s;
+    if (err || (err = fix_flag(ev, false, ACL_EVENT_WAIT_DEFAULT, api)) ||
+        (err = aclsim__stream_resolve(stream, api, NULL, &s))) {
+        aclsim__event_unref(ev);
+        return err;
+    }
+    struct aclsim__task t = {.kind = ACLSIM_TASK_WAIT,
+                             .u.sync = {.ops = &event_wait_ops, .obj = ev,
+                                        .timeout_s = timeout_s}};   /* takes our ref */
+    /* The wait waits for the latest record made before it. A reusable
+     * event never recorded: nothing to wait for (CANN queues nothing). */
+    pthread_mutex_lock(&ev->lock);
+    t.u.sync.value = ev->recorded;
+    bool nothing = ev->ex && ev->recorded == 0;
+    if (!nothing)
+        ev->waits_issued++;
+    pthread_mutex_unlock(&ev->lock);
+    if (nothing) {
+        aclsim__event_unref(ev);
+        return ACL_SUCCESS;
+    }
+    if ((err = aclsim__submit(s, &t, api, NULL)))
+        wait_release(&t);   /* counts it done, drops the reference */
+    return err;
+}
+
+aclError aclsim__stream_wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeout_s,
+                                   const char *api)
+{
+    return wait_event(stream, event, timeout_s, ACL_EVENT_WAIT_DEFAULT, api);
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
-    return queue_event_task(event, stream, ACLSIM_TASK_WAIT, "aclrtStreamWaitEvent");
+    return wait_event(stream, event, 0, ACL_EVENT_WAIT_DEFAULT, "aclrtStreamWaitEvent");
+}
+
+aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout,
+                                      uint32_t flag)
+{
+    static const char api[] = "aclrtStreamWaitEventWithFlag";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!event)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
+    if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "flag %u is invalid: ACL_EVENT_WAIT_DEFAULT (0) or "
+                            "ACL_EVENT_WAIT_EXTERNAL (1)", flag);
+    if (flag == ACL_EVENT_WAIT_EXTERNAL && timeout != 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "timeout %u is invalid: ACL_EVENT_WAIT_EXTERNAL takes 0", timeout);
+    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
+    return err ? err : wait_event(stream, event, timeout, flag, api);
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
+{
+    static const char api[] = "aclrtResetEvent";
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_for(event, api, &err);
+    if (!ev)
+        return err;
+    struct aclsim__sref s;
+    if (!(err = check_host_use(ev, api))) {
+        if (!can_wait(ev))
+            err = refuse_no_sync(api);
+        else if (ev->ex)
+            err = aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                               "events created by aclrtCreateEventExWithFlag cannot be reset "
+                               "(they are reusable: record them again)");
+        else
+            err = aclsim__stream_resolve(stream, api, NULL, &s);
+    }
+    struct aclsim__task t = {.kind = ACLSIM_TASK_SIGNAL,
+                             .u.sync = {.ops = &event_reset_ops, .obj = ev}};   /* takes our ref */
+    if (err || (err = aclsim__submit(s, &t, api, NULL)))
+        aclsim__event_unref(ev);
+    return err;
+}
+
+/* 207000 for the calls an ACL_EVENT_EXTERNAL event refuses. */
+static aclError refuse_external(const struct aclsim__event *ev, const char *api)
+{
+    if (ev->flags == ACL_EVENT_EXTERNAL)
+        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                            "an ACL_EVENT_EXTERNAL event (for task capture) does not support "
+                            "this call");
+    return ACL_SUCCESS;
+}
+
+/* Waits (on the host) for the latest record of ev made before the call;
+ * timeout_ms < 0: forever. False on timeout. */
+static bool host_wait(struct aclsim__event *ev, int32_t timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    if (timeout_ms > 0) {
+        until.tv_sec += timeout_ms / 1000;
+        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+    }
+    bool ok = true;
+    pthread_mutex_lock(&ev->lock);
+    uint64_t target = ev->recorded;   /* the latest record made before this call */
+    while (!reached_locked(ev, target)) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&ev->done, &ev->lock);
+        } else if (pthread_cond_timedwait(&ev->done, &ev->lock, &until) != 0 &&
+                   !reached_locked(ev, target)) {
+            ok = false;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ev->lock);
+    return ok;
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
     static const char api[] = "aclrtSynchronizeEvent";
-    ACLSIM_REQUIRE_INIT(api);
     aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    struct aclsim__event *ev = event_for(event, api, &err);
     if (!ev)
         return err;
-    pthread_mutex_lock(&ev->lock);
-    uint64_t target = ev->recorded;   /* the latest record made before this call */
-    while (!reached_locked(ev, target))
-        pthread_cond_wait(&ev->done, &ev->lock);
-    pthread_mutex_unlock(&ev->lock);
+    if (!(err = refuse_external(ev, api)))
+        host_wait(ev, -1);
     aclsim__event_unref(ev);
-    return ACL_SUCCESS;
+    return err;
+}
+
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
+{
+    static const char api[] = "aclrtSynchronizeEventWithTimeout";
+    ACLSIM_REQUIRE_INIT(api);
+    if (timeout < -1)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "timeout %d is invalid: -1 (wait forever) or a positive number of "
+                            "milliseconds", timeout);
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_for(event, api, &err);
+    if (!ev)
+        return err;
+    if (timeout == 0)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "timeout 0 is invalid: -1 (wait forever) or a positive number of "
+                           "milliseconds");
+    else if (!(err = refuse_external(ev, api)) && !host_wait(ev, timeout))
+        err = aclsim__fail(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, api,
+                           "event %p was not reached within %d ms", event, timeout);
+    aclsim__event_unref(ev);
+    return err;
+}
+
+/* The state of the latest record: 0 none, 1 queued or running, 2 done. */
+static int latest_record(struct aclsim__event *ev)
+{
+    pthread_mutex_lock(&ev->lock);
+    int st = ev->recorded == 0 ? 0 : reached_locked(ev, ev->recorded) ? 2 : 1;
+    pthread_mutex_unlock(&ev->lock);
+    return st;
+}
+
+/* init, the out-pointer, then event_for: the checks the queries start with. */
+static struct aclsim__event *query_checks(aclrtEvent event, const void *out, const char *name,
+                                          const char *api, aclError *err)
+{
+    if (!aclsim__initialized()) {
+        *err = aclsim__not_initialized(api);
+        return NULL;
+    }
+    if (!out && event) {
+        *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
+        return NULL;
+    }
+    struct aclsim__event *ev = event_for(event, api, err);
+    if (ev && !out) {
+        aclsim__event_unref(ev);
+        ev = NULL;
+        *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
+    }
+    return ev;
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
     static const char api[] = "aclrtQueryEventStatus";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!status)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "status is NULL");
     aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    struct aclsim__event *ev = query_checks(event, status, "status", api, &err);
     if (!ev)
         return err;
-    pthread_mutex_lock(&ev->lock);
-    bool done = ev->recorded > 0 && reached_locked(ev, ev->recorded);
-    pthread_mutex_unlock(&ev->lock);
+    if (!(err = refuse_external(ev, api))) {
+        int st = latest_record(ev);
+        /* Before its first record a reusable event has nothing to wait for. */
+        bool done = st == 2 || (st == 0 && ev->ex);
+        *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    }
     aclsim__event_unref(ev);
-    *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
-    return ACL_SUCCESS;
+    return err;
 }
 
-/* The timestamp of ev's latest record, if that record has run. */
+/* 207000 for the queries an aclrtCreateEventExWithFlag event refuses. */
+static aclError refuse_ex(const struct aclsim__event *ev, const char *api)
+{
+    if (ev->ex)
+        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                            "events created by aclrtCreateEventExWithFlag do not support this "
+                            "call (use aclrtQueryEventStatus)");
+    return refuse_external(ev, api);
+}
+
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{
+    static const char api[] = "aclrtQueryEvent";
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = query_checks(event, status, "status", api, &err);
+    if (!ev)
+        return err;
+    if (!(err = refuse_ex(ev, api)))
+        *status = latest_record(ev) == 1 ? ACL_EVENT_STATUS_NOT_READY : ACL_EVENT_STATUS_COMPLETE;
+    aclsim__event_unref(ev);
+    return err;
+}
+
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
+{
+    static const char api[] = "aclrtQueryEventWaitStatus";
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = query_checks(event, status, "status", api, &err);
+    if (!ev)
+        return err;
+    if (!(err = refuse_ex(ev, api))) {
+        pthread_mutex_lock(&ev->lock);
+        bool done = ev->waits_done == ev->waits_issued;
+        pthread_mutex_unlock(&ev->lock);
+        *status = done ? ACL_EVENT_WAIT_STATUS_COMPLETE : ACL_EVENT_WAIT_STATUS_NOT_READY;
+    }
+    aclsim__event_unref(ev);
+    return err;
+}
+
+/* The timestamp of ev's latest record, if that record has run (and ev keeps
+ * timestamps). */
 static bool event_stamp(struct aclsim__event *ev, struct timespec *ts)
 {
     pthread_mutex_lock(&ev->lock);
@@ -337,13 +793,29 @@ static bool event_stamp(struct aclsim__event *ev, struct timespec *ts)
     return ok;
 }
 
+static aclError refuse_no_timeline(const struct aclsim__event *ev, const char *what,
+                                   const char *api)
+{
+    aclError err = refuse_external(ev, api);
+    if (!err && !(ev->flags & ACL_EVENT_TIME_LINE))
+        err = aclsim__fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, api,
+                           "%s was created without ACL_EVENT_TIME_LINE: it has no timestamps",
+                           what);
+    return err;
+}
+
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
 {
     static const char api[] = "aclrtEventElapsedTime";
     ACLSIM_REQUIRE_INIT(api);
     if (!ms)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "ms is NULL");
-    aclError err = ACL_SUCCESS;
+    if (!startEvent || !endEvent)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !startEvent ? "startEvent" : "endEvent");
+    aclError err = events_supported(api);
+    if (err)
+        return err;
     struct aclsim__event *a = event_of(startEvent, "startEvent", api, &err);
     if (!a)
         return err;
@@ -353,9 +825,13 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
         return err;
     }
     struct timespec ta, tb;
+    if (!(err = refuse_no_timeline(a, "startEvent", api)))
+        err = refuse_no_timeline(b, "endEvent", api);
     bool a_ok = event_stamp(a, &ta), b_ok = event_stamp(b, &tb);
     aclsim__event_unref(a);
     aclsim__event_unref(b);
+    if (err)
+        return err;
     if (!a_ok)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "startEvent %p has not completed a record (record it on a stream "
@@ -368,6 +844,66 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
     return ACL_SUCCESS;
 }
 
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
+{
+    static const char api[] = "aclrtEventGetTimestamp";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!timestamp)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "timestamp is NULL");
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = event_for(event, api, &err);
+    if (!ev)
+        return err;
+    struct timespec ts = {0, 0};
+    if (!(err = refuse_external(ev, api))) {
+        if (latest_record(ev) == 0)
+            err = aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                               "event %p has never been recorded", event);
+        else if (!(err = refuse_no_timeline(ev, "the event", api)) && !event_stamp(ev, &ts))
+            err = aclsim__fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, api,
+                               "the latest record of event %p has not run yet (synchronize "
+                               "first)", event);
+    }
+    aclsim__event_unref(ev);
+    if (!err)   /* microseconds since the (simulated) device started: the monotonic clock */
+        *timestamp = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    return err;
+}
+
+aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
+{
+    static const char api[] = "aclrtGetEventId";
+    aclError err = ACL_SUCCESS;
+    struct aclsim__event *ev = query_checks(event, eventId, "eventId", api, &err);
+    if (!ev)
+        return err;
+    pthread_mutex_lock(&ev->lock);
+    bool has = ev->has_id;
+    uint32_t id = ev->id;
+    pthread_mutex_unlock(&ev->lock);
+    aclsim__event_unref(ev);
+    if (!has)
+        return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
+                            "event %p has no id yet: events made without ACL_EVENT_SYNC get one "
+                            "when first recorded", event);
+    *eventId = id;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetEventAvailNum(uint32_t *eventCount)
+{
+    static const char api[] = "aclrtGetEventAvailNum";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!eventCount)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "eventCount is NULL");
+    aclError err = events_supported(api);
+    struct aclsim__context *ctx = NULL;
+    if (err || (err = aclsim__current_context(api, &ctx)))
+        return err;
+    uint32_t used = aclsim__id_used(&event_ids[ctx->device->id]), limit = event_limit();
+    *eventCount = used < limit ? limit - used : 0;
+    return ACL_SUCCESS;
+}
 
 /* After fork(), in the child (internal.h, THE FORK RULE): the events of the
  * inherited session are freed whatever their references (the tasks and
@@ -382,4 +918,6 @@ void aclsim__events_forget_after_fork(void)
         free(ev->done_after);
         free(ev);
     }
+    for (int i = 0; i < ACLSIM_MAX_DEVICES; i++)   /* nothing holds an id any more */
+        aclsim__idpool_forget_after_fork(&event_ids[i]);
 }

@@ -59,12 +59,18 @@ static void task_release(struct aclsim__task *t)
 {
     if (t->kind == ACLSIM_TASK_KERNEL)
         free(t->u.kernel.argbuf);
-    else if (t->kind == ACLSIM_TASK_RECORD || t->kind == ACLSIM_TASK_WAIT)
+    else if (t->kind == ACLSIM_TASK_RECORD)
         aclsim__event_unref(t->u.event.event);
+    else if ((t->kind == ACLSIM_TASK_WAIT || t->kind == ACLSIM_TASK_SIGNAL) && t->u.sync.ops->release)
+        t->u.sync.ops->release(t);
 }
 
 static void execute(struct aclsim__stream *s, struct aclsim__task *t)
 {
+    /* Device memory may change: memory waits must see it (wait.c). */
+    bool guard = (t->kind <= ACLSIM_TASK_KERNEL || t->kind == ACLSIM_TASK_OVERFLOW ||
+                  t->kind == ACLSIM_TASK_COPY2D || t->kind == ACLSIM_TASK_MEMSET32) &&
+                 aclsim__memory_write_begin();
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
@@ -84,6 +90,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     case ACLSIM_TASK_OVERFLOW:
         aclsim__execute_overflow(s->device, t);
         break;
+    case ACLSIM_TASK_SIGNAL:
+        t->u.sync.ops->signal(t, false);
+        break;
     case ACLSIM_TASK_COPY2D:
     case ACLSIM_TASK_MEMSET32:
         aclsim__execute_copy_variant(t);
@@ -91,6 +100,7 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     default:
         break;
     }
+    aclsim__memory_write_end(guard);
 }
 
 /* Counts one more task of s as finished (run or discarded) and wakes threads
@@ -115,6 +125,8 @@ struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
     for (; t; t = t->next) {
         if (t->kind == ACLSIM_TASK_RECORD)
             aclsim__event_complete(t->u.event.event, t->u.event.seq, false);
+        else if (t->kind == ACLSIM_TASK_SIGNAL)
+            t->u.sync.ops->signal(t, true);
         task_release(t);
         last = t;
     }
@@ -189,8 +201,7 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
             break;
         }
         if (t->kind == ACLSIM_TASK_WAIT) {
-            struct aclsim__event *ev = t->u.event.event;
-            if (!aclsim__event_reached(ev, t->u.event.seq)) {
+            if (!aclsim__wait_ready(s, t)) {
                 rest = t;
                 if (prev)
                     prev->next = NULL;
@@ -264,8 +275,7 @@ static void run_stream(struct aclsim__stream *s)
             if (!s->head)
                 s->tail = last;
             s->head = rest;
-            struct aclsim__event *ev = rest->u.event.event;
-            if (aclsim__event_park(ev, rest->u.event.seq, s))
+            if (aclsim__wait_park(s, rest))
                 goto out;
             /* completed meanwhile: go on */
         }

@@ -445,8 +445,11 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
         return err;
     struct aclsim__where wd, ws;
     err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
-    if (!err)
+    if (!err) {
+        bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         copy_bytes(dst, src, count);
+        aclsim__memory_write_end(guard);
+    }
     aclsim__release_heaps(&hold);
     return err;
 }
@@ -502,8 +505,11 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
         return err;
     struct aclsim__where w;
     err = check_memset(api, devPtr, maxCount, count, &w);
-    if (!err)
+    if (!err) {
+        bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         memset(devPtr, value, count);
+        aclsim__memory_write_end(guard);
+    }
     aclsim__release_heaps(&hold);
     return err;
 }

@@ -119,6 +119,8 @@ static void finalize_forked(void)
     aclsim__contexts_forget_after_fork();
     aclsim__devices_forget_after_fork();
     aclsim__events_forget_after_fork();
+    aclsim__notifies_forget_after_fork();
+    aclsim__waits_forget_after_fork();
     aclsim__binaries_forget_after_fork();
     aclsim__memory_forget_after_fork();
     aclsim__memory_finalize();
@@ -191,6 +193,8 @@ static aclError finalize(bool run_callbacks)
     aclsim__binaries_finalize();
     pthread_mutex_lock(&aclsim__rt.lock);
     aclsim__events_finalize();
+    aclsim__notifies_finalize();
+    aclsim__waits_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);

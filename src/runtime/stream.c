@@ -99,6 +99,8 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     atomic_store(&s->overflow_check, true);
     atomic_store(&s->discard, false);
     atomic_store(&s->refs, 1);
+    s->wait_task = NULL;        /* wait.c */
+    s->failure = ACL_SUCCESS;
     pthread_mutex_unlock(&s->lock);
     if (ctx_handle) {
         s->handle = aclsim__handle_new(ACLSIM_H_STREAM, s);
@@ -153,7 +155,7 @@ static void unlink_stream(struct aclsim__stream *s)
 static void discard_queued(struct aclsim__stream *s)
 {
     atomic_store(&s->discard, true);
-    if (s->state == ACLSIM_STREAM_PARKED && aclsim__event_unpark(s->head->u.event.event, s))
+    if (s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s))
         s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
     struct aclsim__task *queued = s->head;
     s->head = s->tail = NULL;
@@ -369,12 +371,15 @@ aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api)
         pthread_mutex_unlock(&c->lock);
     }
     pthread_mutex_unlock(&aclsim__rt.lock);
+    aclError failure = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
         aclsim__stream_wait(list[i].s, list[i].seq, -1);
+        if (!failure)   /* a failed task (wait.c) on any of its streams */
+            failure = aclsim__stream_take_failure(list[i].s, api);
         stream_unref(list[i].s);
     }
     free(list);
-    return ACL_SUCCESS;
+    return failure;
 }
 
 /* ---- stream API ---------------------------------------------------------- */
@@ -450,6 +455,8 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
         return aclsim__fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, api,
                             "stream %p still has work after %d ms", stream, timeout);
+    if ((err = aclsim__stream_take_failure(s, api)))   /* a failed task (wait.c) */
+        return err;
     return aclsim__kernel_failure_take(s, ref.epoch, NULL, api);
 }
 

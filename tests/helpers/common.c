@@ -186,6 +186,32 @@ int setup_gated(void **state)
     return 0;
 }
 
+int setup_gated_950(void **state)
+{
+    setenv("ACLSIM_SOC_VERSION", "Ascend950PR", 1);
+    int rc = setup_gated(state);
+    unsetenv("ACLSIM_SOC_VERSION");
+    return rc;
+}
+
+void restart_gated(const char *soc)
+{
+    aclFinalize();
+    drain_msg();
+    setenv("ACLSIM_SOC_VERSION", soc, 1);
+    int rc = setup_gated(NULL);
+    unsetenv("ACLSIM_SOC_VERSION");
+    assert_int_equal(rc, 0);
+}
+
+void assert_stream_held(aclrtStream stream, atomic_int *n, int ms)
+{
+    int before = atomic_load(n);
+    assert_int_equal(aclrtLaunchHostFunc(stream, count_fn, n), ACL_SUCCESS);
+    sleep_ms(ms);
+    assert_int_equal(atomic_load(n), before);
+}
+
 int teardown_gated(void **state)
 {
     (void)state;

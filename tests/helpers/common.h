@@ -113,6 +113,12 @@ int teardown_device0_any(void **state);
 int setup_gated(void **state);
 int teardown_gated(void **state);
 
+/* setup_gated with ACLSIM_SOC_VERSION set to Ascend950PR for the aclInit
+ * (counting notifies exist only there); teardown_gated undoes it. */
+int setup_gated_950(void **state);
+/* Finalizes and starts again like setup_gated, on SoC soc; asserts success. */
+void restart_gated(const char *soc);
+
 /* ---- gates: one-shot latches with a bounded wait ----------------------------------- */
 
 /* All gates share one lock and condition variable, so a teardown can wake
@@ -147,6 +153,9 @@ bool blocker_timed_out(struct blocker *b);
 
 /* A host function that increments the atomic_int its argument points to. */
 void count_fn(void *arg);
+/* Queues count_fn(n) on stream and asserts that it has not run after ms
+ * (the stream is held by something queued before it). */
+void assert_stream_held(aclrtStream stream, atomic_int *n, int ms);
 
 /* ---- threads ----------------------------------------------------------------------- */
 
