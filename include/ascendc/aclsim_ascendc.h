@@ -144,7 +144,11 @@ __aicore__ inline void dcci(const volatile void *addr, cache_line_t entire,
     (void)addr;
     (void)entire;
     (void)dst;
+#if defined(__SANITIZE_THREAD__)
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);   /* TSan rejects thread fences (-Wtsan) */
+#else
     std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
 }
 namespace AscendC {
 enum class CacheLine : int { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
