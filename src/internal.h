@@ -17,13 +17,17 @@
  *   event   (event.c)     events: record/wait tasks, parking, host-side waits
  *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
+ *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c), host
+ *                         registration (hostreg.c), managed memory (managed.c)
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; context.lock -> handle table lock; stream.lock ->
- * event.lock; event live_lock -> handle table lock. device.exec_lock is never
+ * event.lock; event live_lock -> handle table lock; ranges_lock (ranges.h)
+ * -> handle table lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock
+ * (aclFinalize). device.exec_lock is never
  * held while taking any other lock except job waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
  * (kernels, host functions) runs.
@@ -268,7 +272,8 @@ aclError aclsim__soc_check(const char *api, unsigned families);
  * recycled with a new generation, so lookups need no lock. */
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
-                           ACLSIM_H_NOTIFY /* notifies and counting notifies */ };
+                           ACLSIM_H_NOTIFY /* notifies and counting notifies */,
+                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -277,7 +282,10 @@ bool aclsim__handle_free(const void *handle);
 
 /* ---- heap.c: reserved address ranges ----------------------------------- */
 
-enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL };
+/* PHYSICAL and MANAGED are never heap allocations: vmm.c and managed.c charge
+ * their bytes to a device's heap (aclsim__heap_charge). */
+enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL,
+                          ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED, ACLSIM_ALLOC_KINDS };
 
 struct aclsim__alloc {
     uintptr_t addr;
@@ -306,11 +314,22 @@ struct aclsim__heap {
     atomic_uint_fast64_t frees;    /* frees, resets and destroys so far: never goes back */
     /* Bytes in use and their peak, per allocation kind (under lock; the
      * peaks restart when the heap is reset). */
-    size_t used_by_kind[3], peak_by_kind[3];
+    size_t used_by_kind[ACLSIM_ALLOC_KINDS], peak_by_kind[ACLSIM_ALLOC_KINDS];
+    /* Bumped under lock by every init, reset and destroy: a charge taken in
+     * an earlier generation is not given back to a later one. */
+    uint64_t generation;
 };
+/* Counts bytes of kind against h's capacity without an allocation (physical
+ * and managed memory); false if they do not fit or h is not reserved. *gen
+ * gets the heap's generation, for aclsim__heap_uncharge. */
+bool aclsim__heap_charge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t *gen);
+void aclsim__heap_uncharge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t gen);
 /* Usage of kind in h: current and peak bytes. */
 void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak);
 
+/* The teardown lock shared by all heaps, shared side (see aclsim__hold_heaps). */
+void aclsim__heaps_hold(void);
+void aclsim__heaps_release(void);
 /* Reserves the range (or keeps the one a reset left, if the capacity is the same). */
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api);
 /* Frees every allocation and gives the memory back, but keeps the address
@@ -569,9 +588,10 @@ struct aclsim__stream {
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
  * ctx_handle is the handle through which the caller resolved ctx (refused
  * with 107002 if that context was destroyed meanwhile), or its default
- * stream with NULL. */
+ * stream with NULL. *handle_out gets a user stream's handle as it was made
+ * (*out may already be destroyed with its context when this returns). */
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
-                               struct aclsim__stream **out, const char *api);
+                               struct aclsim__stream **out, void **handle_out, const char *api);
 /* Waits for everything queued so far on every stream of dev. */
 aclError aclsim__device_synchronize(struct aclsim__device *dev, const char *api);
 /* Closes s to submissions, waits for queued work (or discards not-started
@@ -731,7 +751,12 @@ void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src
 
 /* ---- memory.c ---------------------------------------------------------- */
 
-enum aclsim__where_kind { ACLSIM_HOST, ACLSIM_PINNED, ACLSIM_DEVICE };
+/* VIRTUAL: inside a reserved virtual range (device: that of the physical
+ * memory mapped there, or NULL); MANAGED: aclrtMemAllocManaged memory (host
+ * and device memory at once); REGISTERED: aclrtHostRegister'ed host memory
+ * (treated as page-locked). The last three are found in ranges.c. */
+enum aclsim__where_kind { ACLSIM_HOST, ACLSIM_PINNED, ACLSIM_DEVICE, ACLSIM_VIRTUAL,
+                          ACLSIM_MANAGED, ACLSIM_REGISTERED };
 struct aclsim__where {
     int kind;                        /* enum aclsim__where_kind */
     struct aclsim__device *device;   /* ACLSIM_DEVICE */
@@ -759,11 +784,13 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
                             struct aclsim__where *wd, struct aclsim__where *ws);
 /* copy.c: runs an ACLSIM_TASK_COPY2D or ACLSIM_TASK_MEMSET32 task. */
 void aclsim__execute_copy_variant(struct aclsim__task *t);
-/* The read locks of the heaps holding a and b (either may be NULL), held by
- * a synchronous copy or set from its range checks to the end of its move, so
- * that a racing reset or aclFinalize cannot free or unmap the bytes under it
- * (100001 if aclFinalize destroyed a heap first). */
-struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; };
+/* Held by a synchronous copy or set from its range checks to the end of its
+ * move (a and b: the pointers it touches, either may be NULL), so that a
+ * racing reset or aclFinalize cannot free or unmap the bytes under it
+ * (100001 if aclFinalize destroyed a heap first). Resets and destroys of any
+ * heap wait for it (heap.c's teardown lock); with reserved, managed or
+ * registered memory it also holds the range registry's lock (ranges.c). */
+struct aclsim__heap_hold { struct aclsim__heap *h[2]; int n; bool ranges; };
 aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
                             const void *b);
 void aclsim__release_heaps(struct aclsim__heap_hold *hold);
@@ -772,6 +799,31 @@ void aclsim__describe(const void *p, char *buf, size_t len);
 void aclsim__memory_finalize(void);
 /* aclInit: page-locked memory may be allocated again. */
 void aclsim__memory_open(void);
+
+/* ---- ranges.c, vmm.c, hostreg.c, managed.c: memory beyond the heaps --------
+ * Reserved virtual ranges (with physical memory mapped into them), managed
+ * allocations and registered host memory live in a small registry of address
+ * ranges (src/runtime/ranges.h); classify consults it only while it is not
+ * empty, so programs that do not use these kinds pay one atomic load. */
+extern atomic_size_t aclsim__ranges_count;
+/* Where p lives among the registry's ranges (ACLSIM_HOST if in none). */
+struct aclsim__where aclsim__ranges_classify(const void *p);
+/* aclsim__check_range for VIRTUAL, MANAGED and REGISTERED: [p, p + n) lies in
+ * one managed allocation or registration, or in consecutive accessible
+ * mappings of one reservation (write: not read-only; name "src" is read). */
+aclError aclsim__ranges_check(const char *api, const char *name, const void *p, size_t n,
+                              struct aclsim__where w);
+void aclsim__ranges_describe(const void *p, char *buf, size_t len);
+/* aclrtFree of managed memory: false if p is not the start of a managed
+ * allocation. */
+bool aclsim__managed_free(void *p);
+/* aclFinalize: unmaps and frees every reservation, physical allocation,
+ * managed allocation and registration. */
+void aclsim__ranges_finalize(void);
+/* The registry's read lock, for aclsim__hold_heaps: while held, no range is
+ * unmapped (taken before any heap lock). */
+void aclsim__ranges_hold(void);
+void aclsim__ranges_unhold(void);
 
 /* ---- symbol.c ------------------------------------------------------------ */
 
@@ -929,6 +981,7 @@ void aclsim__events_forget_after_fork(void);
 void aclsim__binaries_forget_after_fork(void);
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
 void aclsim__memory_forget_after_fork(void);
+void aclsim__ranges_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
 void aclsim__snapshot_forget_after_fork(void);

@@ -609,6 +609,108 @@ static void test_calls_race_reset_device(void **state)
     EXPECT_OK(aclrtDestroyEvent(g_event));
 }
 
+/* ---- 2b. aclrtCreateStream racing aclrtDestroyContext of its context -------------------- */
+
+#define CREATES 64
+
+struct creator {
+    pthread_t thread;
+    aclrtContext ctx;
+    struct gate *go;
+    int n;                          /* streams created (handles below) */
+    aclrtStream made[CREATES];
+    atomic_int errors;
+    char first_error[256];
+};
+
+static void *creator_main(void *arg)
+{
+    struct creator *c = arg;
+    aclError rc = aclrtSetCurrentContext(c->ctx);
+    gate_wait(c->go, WAIT_MS);
+    while (rc == ACL_SUCCESS && c->n < CREATES) {
+        aclrtStream s = NULL;
+        rc = aclrtCreateStream(&s);
+        if (rc == ACL_SUCCESS) {
+            if (!s)
+                note_first_error(&c->errors, c->first_error, sizeof c->first_error,
+                                 "aclrtCreateStream returned ACL_SUCCESS and a NULL stream");
+            c->made[c->n++] = s;
+        }
+    }
+    if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_CONTEXT_NULL && rc != ACL_ERROR_RT_INVALID_HANDLE)
+        note_first_error(&c->errors, c->first_error, sizeof c->first_error,
+                         "aclrtCreateStream racing aclrtDestroyContext returned %d", rc);
+    drain_msg();
+    return NULL;
+}
+
+/* Streams created in a context that another thread destroys: each creation
+ * fails cleanly or gives a stream of that context, which dies with it. Its
+ * handle must never be NULL or name a stream created afterwards elsewhere
+ * (the stream struct is recycled at once). */
+static void test_create_stream_races_destroy_context(void **state)
+{
+    (void)state;
+    unsigned seed = 1618;
+    aclrtContext home = current_context();
+    long created = 0;
+    double start = now_seconds();
+    int round;
+    for (round = 1; more_rounds(round, start, 20); round++) {
+        watchdog_arm(0, "aclrtCreateStream racing aclrtDestroyContext", round, round_seconds());
+        aclrtContext ctx = NULL;
+        EXPECT_OK(aclrtCreateContext(&ctx, 0));
+        static struct gate go;
+        gate_init(&go);
+        static struct creator creators[NRACERS];
+        memset(creators, 0, sizeof creators);
+        for (int i = 0; i < NRACERS; i++) {
+            creators[i].ctx = ctx;
+            creators[i].go = &go;
+            assert_int_equal(pthread_create(&creators[i].thread, NULL, creator_main,
+                                            &creators[i]), 0);
+        }
+        gate_open(&go);
+        spin_us(race_delay(&seed) / 8);
+        EXPECT_OK(aclrtDestroyContext(ctx));
+        /* Reuse the freed stream structs at once: new contexts (default
+         * streams) and streams in them. */
+        aclrtContext fresh[2];
+        aclrtStream fresh_streams[2][4];
+        for (int i = 0; i < 2; i++) {
+            EXPECT_OK(aclrtCreateContext(&fresh[i], 0));
+            for (int j = 0; j < 4; j++)
+                EXPECT_OK(aclrtCreateStream(&fresh_streams[i][j]));
+        }
+        for (int i = 0; i < NRACERS; i++)
+            pthread_join(creators[i].thread, NULL);
+        for (int i = 0; i < NRACERS; i++) {
+            if (atomic_load(&creators[i].errors))
+                fail_msg("round %d: %s", round, creators[i].first_error);
+            created += creators[i].n;
+            for (int k = 0; k < creators[i].n; k++) {
+                aclError rc = aclrtDestroyStream(creators[i].made[k]);
+                if (rc != ACL_ERROR_RT_INVALID_HANDLE)
+                    fail_msg("round %d: a stream created in a destroyed context is still "
+                             "alive: aclrtDestroyStream returned %d (its handle names another "
+                             "stream)", round, rc);
+                drain_msg();
+            }
+        }
+        for (int i = 1; i >= 0; i--) {
+            EXPECT_OK(aclrtSetCurrentContext(fresh[i]));
+            for (int j = 0; j < 4; j++)
+                EXPECT_OK(aclrtDestroyStream(fresh_streams[i][j]));
+            EXPECT_OK(aclrtDestroyContext(fresh[i]));
+        }
+        EXPECT_OK(aclrtSetCurrentContext(home));
+        watchdog_disarm(0);
+    }
+    print_message("aclrtCreateStream racing aclrtDestroyContext: %d rounds, %ld streams "
+                  "created\n", round - 1, created);
+}
+
 /* ---- 3. async calls racing aclFinalize (then aclInit again) ---------------------------- */
 
 static void test_calls_race_finalize(void **state)
@@ -720,6 +822,91 @@ static void test_pinned_alloc_races_finalize(void **state)
         watchdog_disarm(0);
     }
     print_message("aclrtMallocHost/aclrtFreeHost racing aclFinalize: %d rounds\n", round - 1);
+}
+
+/* ---- 3c. first use of a device variable racing a reset or aclFinalize ------------------- */
+
+/* Used by nothing else, so each session's first use is in the race. */
+ACLSIM_DEVICE_VAR(int64_t, lt_first_use, [512]);
+
+struct first_user {
+    int id;                /* writes only its own half of the variable */
+    pthread_t thread;
+    aclrtContext ctx;
+    struct gate *go;
+    atomic_int errors;
+    char first_error[256];
+};
+
+static void *first_user_main(void *arg)
+{
+    struct first_user *u = arg;
+    aclError rc = aclrtSetCurrentContext(u->ctx);
+    gate_wait(u->go, WAIT_MS);
+    int64_t v = 7;
+    for (int i = 0; i < 2000 && rc == ACL_SUCCESS; i++) {
+        void *addr = NULL;
+        if (i % 2)
+            rc = aclrtGetSymbolAddress(lt_first_use, &addr);
+        else
+            rc = aclrtMemcpyToSymbol(lt_first_use, &v, sizeof v,
+                                     (size_t)(u->id * 256 + i % 256) * sizeof v,
+                                     ACL_MEMCPY_HOST_TO_DEVICE);
+    }
+    if (rc != ACL_SUCCESS && rc != ACL_ERROR_UNINITIALIZE && rc != ACL_ERROR_RT_CONTEXT_NULL &&
+        rc != ACL_ERROR_RT_INVALID_HANDLE)
+        note_first_error(&u->errors, u->first_error, sizeof u->first_error,
+                         "first use of a device variable racing a reset/aclFinalize returned %d",
+                         rc);
+    drain_msg();
+    return NULL;
+}
+
+static void test_first_symbol_use_races_reset(void **state)
+{
+    (void)state;
+    unsigned seed = 2718;
+    double start = now_seconds();
+    int round;
+    for (round = 1; more_rounds(round, start, 10); round++) {
+        watchdog_arm(0, "first use of a device variable racing reset/aclFinalize", round,
+                     round_seconds());
+        static struct gate go;
+        gate_init(&go);
+        struct first_user users[NRACERS];
+        memset(users, 0, sizeof users);
+        aclrtContext ctx = current_context();
+        for (int i = 0; i < NRACERS; i++) {
+            users[i].id = i;
+            users[i].ctx = ctx;
+            users[i].go = &go;
+            assert_int_equal(pthread_create(&users[i].thread, NULL, first_user_main,
+                                            &users[i]), 0);
+        }
+        gate_open(&go);
+        spin_us(race_delay(&seed) / 8);
+        bool finalize = round % 3 == 0;
+        if (finalize)
+            EXPECT_OK(aclFinalize());
+        else
+            EXPECT_OK(aclrtResetDeviceForce(0));
+        for (int i = 0; i < NRACERS; i++)
+            pthread_join(users[i].thread, NULL);
+        for (int i = 0; i < NRACERS; i++)
+            if (atomic_load(&users[i].errors))
+                fail_msg("round %d: %s", round, users[i].first_error);
+        if (finalize)
+            EXPECT_OK(aclInit(NULL));
+        EXPECT_OK(aclrtSetDevice(0));
+        /* the new session's instance starts from the initializer (zeros) */
+        int64_t got = -1;
+        EXPECT_OK(aclrtMemcpyFromSymbol(&got, sizeof got, lt_first_use, sizeof got, 0,
+                                        ACL_MEMCPY_DEVICE_TO_HOST));
+        assert_int_equal(got, 0);
+        watchdog_disarm(0);
+    }
+    print_message("first use of a device variable racing reset/aclFinalize: %d rounds\n",
+                  round - 1);
 }
 
 /* ---- 4. aclrtBinaryUnLoad racing aclrtDestroyStream ------------------------------------ */
@@ -1004,7 +1191,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
-    /* The aclFinalize races last: a crash there ends the process. */
+    /* The races that end the process when they fail (a crash, a TSan report) last. */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_calls_race_destroy_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_reset_device, setup, teardown),
@@ -1014,7 +1201,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_self_wait_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_streams_constant_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spare_tasks_returned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_stream_races_destroy_context, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_finalize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_symbol_use_races_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pinned_alloc_races_finalize, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,11 +23,13 @@
 #define BUF 65536
 
 struct shared {
-    void *dev, *pinned;
+    void *dev[2], *pinned[2];   /* one pair per hammering thread: no user-level race */
     atomic_int stop, bad;
     aclError bad_code;
-    char host[BUF];
+    char host[2][BUF];
 };
+
+struct hammer_arg { struct shared *s; int i; };
 
 static bool allowed(aclError e)
 {
@@ -37,15 +39,16 @@ static bool allowed(aclError e)
 
 static void *hammer(void *arg)
 {
-    struct shared *s = arg;
+    struct shared *s = ((struct hammer_arg *)arg)->s;
+    int k = ((struct hammer_arg *)arg)->i;
     aclrtSetDevice(0);
     while (!atomic_load(&s->stop)) {
         aclError e[5] = {
-            aclrtMemset(s->dev, BUF, 1, BUF),
-            aclrtMemset(s->pinned, BUF, 2, BUF),
-            aclrtMemcpy(s->pinned, BUF, s->dev, BUF, ACL_MEMCPY_DEVICE_TO_HOST),
-            aclrtMemcpy(s->dev, BUF, s->host, BUF, ACL_MEMCPY_HOST_TO_DEVICE),
-            aclrtMemsetD32(s->dev, BUF, 7, BUF / 4),
+            aclrtMemset(s->dev[k], BUF, 1, BUF),
+            aclrtMemset(s->pinned[k], BUF, 2, BUF),
+            aclrtMemcpy(s->pinned[k], BUF, s->dev[k], BUF, ACL_MEMCPY_DEVICE_TO_HOST),
+            aclrtMemcpy(s->dev[k], BUF, s->host[k], BUF, ACL_MEMCPY_HOST_TO_DEVICE),
+            aclrtMemsetD32(s->dev[k], BUF, 7, BUF / 4),
         };
         for (int i = 0; i < 5; i++)
             if (!allowed(e[i]) && !atomic_exchange(&s->bad, 1))
@@ -62,11 +65,16 @@ static void race(bool finalize)
         assert_non_null(s);
         assert_int_equal(init_devices("1", "64M"), ACL_SUCCESS);
         EXPECT_OK(aclrtSetDevice(0));
-        EXPECT_OK(aclrtMalloc(&s->dev, BUF, ACL_MEM_MALLOC_HUGE_FIRST));
-        EXPECT_OK(aclrtMallocHost(&s->pinned, BUF));
+        struct hammer_arg args[2];
         pthread_t t[2];
-        for (int i = 0; i < 2; i++)
-            assert_int_equal(pthread_create(&t[i], NULL, hammer, s), 0);
+        for (int i = 0; i < 2; i++) {
+            EXPECT_OK(aclrtMalloc(&s->dev[i], BUF, ACL_MEM_MALLOC_HUGE_FIRST));
+            EXPECT_OK(aclrtMallocHost(&s->pinned[i], BUF));
+        }
+        for (int i = 0; i < 2; i++) {
+            args[i] = (struct hammer_arg){s, i};
+            assert_int_equal(pthread_create(&t[i], NULL, hammer, &args[i]), 0);
+        }
         sleep_ms(1 + round % 3);
         if (finalize)
             EXPECT_OK(aclFinalize());

@@ -100,7 +100,7 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
     pthread_mutex_unlock(&ctx->lock);
     atomic_store(&ctx->overflow_addr, NULL);
     struct aclsim__stream *def = NULL;
-    aclError err = aclsim__stream_create(ctx, NULL, &def, api);
+    aclError err = aclsim__stream_create(ctx, NULL, &def, NULL, api);
     if (err) {
         context_recycle(ctx);
         return err;

@@ -167,7 +167,7 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N
         err = aclsim__snapshot_check(api);
     if (err)
         return err;
-    if (w.kind == ACLSIM_PINNED)   /* host memory: not a stream task (CANN) */
+    if (w.kind == ACLSIM_PINNED || w.kind == ACLSIM_REGISTERED)   /* host memory: at once (CANN) */
         return memset32_now(api, ptr, memSize, value, N);
     struct aclsim__task t = {.kind = ACLSIM_TASK_MEMSET32, .bytes = N * 4, .u.memset32 = {ptr, value}};
     struct aclsim__sref s;

@@ -25,6 +25,15 @@
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 
+/* Synchronous copies and sets hold this shared while they check and move
+ * bytes (aclsim__hold_heaps); a reset or destroy of any heap takes it
+ * exclusively first, so it never frees or unmaps memory under them. One lock
+ * for all heaps, always taken before any heap's own lock. */
+static pthread_rwlock_t teardown_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+void aclsim__heaps_hold(void) { pthread_rwlock_rdlock(&teardown_lock); }
+void aclsim__heaps_release(void) { pthread_rwlock_unlock(&teardown_lock); }
+
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api)
 {
     if (__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)) {
@@ -50,6 +59,7 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
      * (empty) heap. base and capacity are also read without it by
      * aclsim__heap_contains: written atomically, capacity before base. */
     pthread_rwlock_wrlock(&h->lock);
+    h->generation++;
     h->used = h->committed = 0;
     memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     memset(h->peak_by_kind, 0, sizeof h->peak_by_kind);
@@ -69,12 +79,14 @@ void aclsim__heap_reset(struct aclsim__heap *h)
 {
     if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
         return;
+    pthread_rwlock_wrlock(&teardown_lock);
     pthread_rwlock_wrlock(&h->lock);
     if (h->committed) {
         madvise(h->base, h->committed, MADV_DONTNEED);
         mprotect(h->base, h->committed, PROT_NONE);
     }
     h->committed = 0;
+    h->generation++;
     h->used = 0;
     memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     memset(h->peak_by_kind, 0, sizeof h->peak_by_kind);
@@ -83,12 +95,14 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     h->nfree = 1;
     h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->capacity};
     pthread_rwlock_unlock(&h->lock);
+    pthread_rwlock_unlock(&teardown_lock);
 }
 
 void aclsim__heap_destroy(struct aclsim__heap *h)
 {
     if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
         return;
+    pthread_rwlock_wrlock(&teardown_lock);
     pthread_rwlock_wrlock(&h->lock);
     char *base = h->base;
     if (base) {
@@ -101,9 +115,11 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         h->free = NULL;
         h->nallocs = h->cap_allocs = h->nfree = h->cap_free = 0;
         h->used = h->committed = 0;
+        h->generation++;
         memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     }
     pthread_rwlock_unlock(&h->lock);
+    pthread_rwlock_unlock(&teardown_lock);
 }
 
 static bool grow(void **array, size_t *cap, size_t need, size_t elem)
@@ -227,6 +243,36 @@ static void release_extent(struct aclsim__heap *h, uintptr_t addr, size_t size)
     }
 }
 
+bool aclsim__heap_charge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t *gen)
+{
+    if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
+        return false;
+    bool ok = false;
+    pthread_rwlock_wrlock(&h->lock);
+    if (h->base && bytes <= h->capacity - h->used) {
+        h->used += bytes;
+        h->used_by_kind[kind] += bytes;
+        if (h->used_by_kind[kind] > h->peak_by_kind[kind])
+            h->peak_by_kind[kind] = h->used_by_kind[kind];
+        *gen = h->generation;
+        ok = true;
+    }
+    pthread_rwlock_unlock(&h->lock);
+    return ok;
+}
+
+void aclsim__heap_uncharge(struct aclsim__heap *h, int kind, size_t bytes, uint64_t gen)
+{
+    if (!h->lock_ready)
+        return;
+    pthread_rwlock_wrlock(&h->lock);
+    if (h->generation == gen && h->base) {   /* not reset or destroyed since */
+        h->used -= bytes;
+        h->used_by_kind[kind] -= bytes;
+    }
+    pthread_rwlock_unlock(&h->lock);
+}
+
 void aclsim__heap_usage(struct aclsim__heap *h, int kind, size_t *used, size_t *peak)
 {
     *used = *peak = 0;
@@ -304,4 +350,5 @@ void aclsim__heap_forget_after_fork(struct aclsim__heap *h)
 {
     if (h->lock_ready)
         pthread_rwlock_init(&h->lock, NULL);
+    pthread_rwlock_init(&teardown_lock, NULL);
 }

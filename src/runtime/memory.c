@@ -29,6 +29,8 @@ struct aclsim__where aclsim__classify(const void *p)
         return (struct aclsim__where){ACLSIM_DEVICE, dev};
     if (aclsim__heap_contains(&aclsim__host_heap, p))
         return (struct aclsim__where){ACLSIM_PINNED, NULL};
+    if (atomic_load_explicit(&aclsim__ranges_count, memory_order_acquire))
+        return aclsim__ranges_classify(p);   /* virtual, managed, registered (ranges.c) */
     return (struct aclsim__where){ACLSIM_HOST, NULL};
 }
 
@@ -39,28 +41,29 @@ static struct aclsim__heap *heap_of(struct aclsim__where w)
 }
 
 /* Synchronous copies and sets move bytes on the caller's thread. A device
- * reset or aclFinalize racing them frees or unmaps the memory under the
- * heap's write lock, so they hold the read locks of the heaps they touch
- * from their range checks to the end of the move (several readers, and no
- * writer holds two heap locks: no deadlock). A heap destroyed before the
- * lock was taken means aclFinalize ran: 100001. */
+ * reset or aclFinalize racing them frees or unmaps memory, so they hold the
+ * heaps' teardown lock (heap.c) shared from their range checks to the end of
+ * the move. A heap destroyed before it was taken means aclFinalize ran:
+ * 100001. */
 aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, const void *a,
                             const void *b)
 {
     hold->n = 0;
+    hold->ranges = false;
     const void *ps[2] = {a, b};
     for (int i = 0; i < 2; i++) {
-        struct aclsim__heap *h = ps[i] ? heap_of(aclsim__classify(ps[i])) : NULL;
-        if (h && !(hold->n && hold->h[0] == h))
+        struct aclsim__where w = ps[i] ? aclsim__classify(ps[i]) : (struct aclsim__where){0};
+        /* Reserved, managed, registered memory: the registry's lock (ranges.c),
+         * taken before the heaps' teardown lock. */
+        if (ps[i] && w.kind != ACLSIM_HOST && !heap_of(w) && !hold->ranges) {
+            aclsim__ranges_hold();
+            hold->ranges = true;
+        }
+        struct aclsim__heap *h = ps[i] ? heap_of(w) : NULL;
+        if (h)
             hold->h[hold->n++] = h;
     }
-    if (hold->n == 2 && (uintptr_t)hold->h[1] < (uintptr_t)hold->h[0]) {
-        struct aclsim__heap *t = hold->h[0];
-        hold->h[0] = hold->h[1];
-        hold->h[1] = t;
-    }
-    for (int i = 0; i < hold->n; i++)
-        pthread_rwlock_rdlock(&hold->h[i]->lock);
+    aclsim__heaps_hold();
     for (int i = 0; i < hold->n; i++)
         if (!__atomic_load_n(&hold->h[i]->base, __ATOMIC_ACQUIRE)) {
             aclsim__release_heaps(hold);
@@ -71,9 +74,12 @@ aclError aclsim__hold_heaps(const char *api, struct aclsim__heap_hold *hold, con
 
 void aclsim__release_heaps(struct aclsim__heap_hold *hold)
 {
-    for (int i = hold->n - 1; i >= 0; i--)
-        pthread_rwlock_unlock(&hold->h[i]->lock);
-    hold->n = 0;
+    if (hold->n >= 0)
+        aclsim__heaps_release();
+    hold->n = -1;
+    if (hold->ranges)
+        aclsim__ranges_unhold();
+    hold->ranges = false;
 }
 
 void aclsim__describe(const void *p, char *buf, size_t len)
@@ -82,6 +88,10 @@ void aclsim__describe(const void *p, char *buf, size_t len)
     struct aclsim__heap *h = w.kind == ACLSIM_DEVICE ? &w.device->heap
                              : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
     struct aclsim__alloc a;
+    if (!h && w.kind != ACLSIM_HOST) {
+        aclsim__ranges_describe(p, buf, len);
+        return;
+    }
     if (!h) {
         snprintf(buf, len, "ordinary host memory");
         return;
@@ -165,6 +175,8 @@ aclError aclrtFree(void *devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     struct aclsim__where w = aclsim__classify(devPtr);
     if (w.kind == ACLSIM_DEVICE && aclsim__heap_free(&w.device->heap, devPtr, ACLSIM_ALLOC_MALLOC))
+        return ACL_SUCCESS;
+    if (w.kind == ACLSIM_MANAGED && aclsim__managed_free(devPtr))   /* managed.c */
         return ACL_SUCCESS;
     char what[256];
     aclsim__describe(devPtr, what, sizeof what);
@@ -279,7 +291,7 @@ aclError aclsim__check_range(const char *api, const char *name, const void *p, s
     struct aclsim__heap *h = w.kind == ACLSIM_DEVICE ? &w.device->heap
                              : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
     if (!h)
-        return ACL_SUCCESS;
+        return w.kind == ACLSIM_HOST ? ACL_SUCCESS : aclsim__ranges_check(api, name, p, n, w);
     struct aclsim__alloc a;
     if (!aclsim__heap_find(h, p, &a)) {
         char what[256];
@@ -298,7 +310,10 @@ aclError aclsim__check_range(const char *api, const char *name, const void *p, s
     return ACL_SUCCESS;
 }
 
-static bool is_host(struct aclsim__where w) { return w.kind != ACLSIM_DEVICE; }
+static bool is_host(struct aclsim__where w)
+{
+    return w.kind == ACLSIM_HOST || w.kind == ACLSIM_PINNED || w.kind == ACLSIM_REGISTERED;
+}
 
 aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t count, int kind,
                            struct aclsim__where *wd, struct aclsim__where *ws)
@@ -318,9 +333,9 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
     case ACL_MEMCPY_DEFAULT: want_src_dev = !is_host(*ws); want_dst_dev = !is_host(*wd); break;
     default: want_src_dev = true; want_dst_dev = true; break;
     }
-    if (want_src_dev == is_host(*ws))
+    if (want_src_dev == is_host(*ws) && ws->kind != ACLSIM_MANAGED)   /* managed: both */
         bad = "src";
-    else if (want_dst_dev == is_host(*wd))
+    else if (want_dst_dev == is_host(*wd) && wd->kind != ACLSIM_MANAGED)
         bad = "dst";
     if (bad) {
         const void *p = bad[0] == 's' ? src : dst;
@@ -331,11 +346,12 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
                             bad, p, what, (bad[0] == 's' ? want_src_dev : want_dst_dev)
                                               ? "device" : "host");
     }
-    if (kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE && wd->device != ws->device)
+    bool devices = wd->device && ws->device;   /* managed memory has none */
+    if (devices && kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE && wd->device != ws->device)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "kind is %s but src is on device %d and dst on device %d",
                             kind_name(kind), ws->device->id, wd->device->id);
-    if (kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE && wd->device == ws->device)
+    if (devices && kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE && wd->device == ws->device)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "kind is %s but src and dst are both on device %d",
                             kind_name(kind), ws->device->id);

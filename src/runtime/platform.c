@@ -188,23 +188,30 @@ aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
     /* The components of a simulated device's memory: what the program
      * allocated (aclrtMalloc & co.) and the device variables' instances. */
     struct aclsim__heap *h = &aclsim__devices[deviceId].heap;
-    aclrtMemUsageInfo rows[2];
+    enum { NPARTS = 4 };
+    aclrtMemUsageInfo rows[NPARTS];
     memset(rows, 0, sizeof rows);
-    static const struct { const char *name; int kind; } parts[] = {
-        {"app", ACLSIM_ALLOC_MALLOC}, {"device_variables", ACLSIM_ALLOC_SYMBOL}};
-    for (int i = 0; i < 2; i++) {
+    static const struct { const char *name; int kind; } parts[NPARTS] = {
+        {"app", ACLSIM_ALLOC_MALLOC}, {"device_variables", ACLSIM_ALLOC_SYMBOL},
+        {"physical", ACLSIM_ALLOC_PHYSICAL}, {"managed", ACLSIM_ALLOC_MANAGED}};
+    int nrows = 0;
+    for (int i = 0; i < NPARTS; i++) {
         size_t used, peak;
         aclsim__heap_usage(h, parts[i].kind, &used, &peak);
-        snprintf(rows[i].name, sizeof rows[i].name, "%s", parts[i].name);
-        rows[i].curMemSize = used;
-        rows[i].memPeakSize = peak;
+        if (i >= 2 && peak == 0)
+            continue;   /* physical and managed memory: listed once used */
+        snprintf(rows[nrows].name, sizeof rows[nrows].name, "%s", parts[i].name);
+        rows[nrows].curMemSize = used;
+        rows[nrows].memPeakSize = peak;
+        nrows++;
     }
-    if (rows[1].curMemSize > rows[0].curMemSize) {   /* largest first */
-        aclrtMemUsageInfo t = rows[0];
-        rows[0] = rows[1];
-        rows[1] = t;
-    }
-    size_t n = inputNum < 2 ? inputNum : 2;
+    for (int i = 1; i < nrows; i++)   /* largest first (stable) */
+        for (int j = i; j > 0 && rows[j].curMemSize > rows[j - 1].curMemSize; j--) {
+            aclrtMemUsageInfo t = rows[j];
+            rows[j] = rows[j - 1];
+            rows[j - 1] = t;
+        }
+    size_t n = inputNum < (size_t)nrows ? inputNum : (size_t)nrows;
     memcpy(memUsageInfo, rows, n * sizeof rows[0]);
     *outputNum = n;
     return ACL_SUCCESS;

@@ -123,6 +123,8 @@ static void finalize_forked(void)
     aclsim__waits_forget_after_fork();
     aclsim__binaries_forget_after_fork();
     aclsim__memory_forget_after_fork();
+    aclsim__ranges_forget_after_fork();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     aclsim__snapshot_finalize();
@@ -195,6 +197,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__events_finalize();
     aclsim__notifies_finalize();
     aclsim__waits_finalize();
+    aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);

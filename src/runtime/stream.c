@@ -66,7 +66,7 @@ static void stream_unref(struct aclsim__stream *s)
 }
 
 aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_handle,
-                               struct aclsim__stream **out, const char *api)
+                               struct aclsim__stream **out, void **handle_out, const char *api)
 {
     pthread_mutex_lock(&pool_lock);
     struct aclsim__stream *s = stream_pool;
@@ -121,6 +121,10 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
                                 "the current context was destroyed (aclrtDestroyContext, or "
                                 "its device was reset) while this call was using it");
         }
+        /* Once on the list, a racing context destroy may destroy s and its
+         * struct start a new life: the caller gets the handle from here. */
+        if (handle_out)
+            *handle_out = s->handle;
         s->next_in_context = ctx->streams;
         if (ctx->streams)
             ctx->streams->prev_in_context = s;
@@ -395,8 +399,9 @@ static aclError create_stream(aclrtStream *stream, const char *api)
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
-    if (!err && !(err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, api)))
-        *stream = s->handle;
+    void *handle = NULL;
+    if (!err && !(err = aclsim__stream_create(ctx, aclsim__current_handle(), &s, &handle, api)))
+        *stream = handle;
     return err;
 }
 

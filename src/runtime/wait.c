@@ -37,6 +37,11 @@ static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
 static struct aclsim__stream *watched;   /* doubly linked by watch_next/prev */
 static unsigned pokes;                   /* bumped when the watcher should look again */
 static bool watcher_running, watcher_stop;
+/* A thread is joining the watcher (watch_lock released meanwhile): others
+ * that would stop or join it wait for that (joined) instead of joining the
+ * same thread twice. */
+static bool watcher_joining;
+static pthread_cond_t joined = PTHREAD_COND_INITIALIZER;
 static pthread_t watcher;
 static atomic_bool aborting[ACLSIM_MAX_DEVICES];
 
@@ -404,15 +409,21 @@ void aclsim__waits_abort_device(struct aclsim__device *dev)
  * while joining). */
 static void stop_watcher_locked(void)
 {
+    while (watcher_joining)
+        pthread_cond_wait(&joined, &watch_lock);
     if (!watcher_running)
         return;
     watcher_stop = true;
+    watcher_joining = true;
+    pthread_t thread = watcher;
     pthread_cond_signal(&watch_cond);
     pthread_mutex_unlock(&watch_lock);
-    pthread_join(watcher, NULL);
+    pthread_join(thread, NULL);
     pthread_mutex_lock(&watch_lock);
     watcher_running = false;
     watcher_stop = false;   /* the next parked wait starts it again */
+    watcher_joining = false;
+    pthread_cond_broadcast(&joined);
 }
 
 void aclsim__waits_resume_device(struct aclsim__device *dev)
@@ -473,7 +484,8 @@ void aclsim__waits_forget_after_fork(void)
     pthread_rwlock_init(&guard, NULL);
     pthread_once(&watch_once, watch_init);
     watched = NULL;
-    watcher_running = watcher_stop = false;
+    watcher_running = watcher_stop = watcher_joining = false;
+    pthread_cond_init(&joined, NULL);
     atomic_store(&aclsim__memory_watched, 0);
     for (int i = 0; i < ACLSIM_MAX_DEVICES; i++)
         atomic_store(&aborting[i], false);

@@ -65,8 +65,14 @@ static void dump_stacks(void)
     pid_t child = fork();
     if (child == 0) {
         dup2(2, 1);
-        execl("/usr/bin/gdb", "gdb", "-q", "-n", "-batch", "-p", pid, "-ex",
-              "thread apply all bt 30", (char *)NULL);
+        /* ACLSIM_WATCHDOG_GDB_CMDS: a gdb command file run after the stacks */
+        const char *cmds = getenv("ACLSIM_WATCHDOG_GDB_CMDS");
+        if (cmds && *cmds)
+            execl("/usr/bin/gdb", "gdb", "-q", "-n", "-batch", "-p", pid, "-ex",
+                  "thread apply all bt 30", "-x", cmds, (char *)NULL);
+        else
+            execl("/usr/bin/gdb", "gdb", "-q", "-n", "-batch", "-p", pid, "-ex",
+                  "thread apply all bt 30", (char *)NULL);
         _exit(127);
     }
     if (child < 0)

@@ -6,7 +6,8 @@
  * and disarms it after. A thread checks the armed slots every 50 ms; when one
  * is overdue it prints what was running ("WATCHDOG: <what> round <n> ..."),
  * dumps every thread's stack with gdb when gdb is installed (set
- * ACLSIM_WATCHDOG_GDB=0 to skip), and aborts the process.
+ * ACLSIM_WATCHDOG_GDB=0 to skip; ACLSIM_WATCHDOG_GDB_CMDS names a gdb command
+ * file to run after that), and aborts the process.
  */
 #ifndef ACLSIM_TEST_HELPERS_WATCHDOG_H
 #define ACLSIM_TEST_HELPERS_WATCHDOG_H

@@ -1,0 +1,744 @@
+/*
+ * Virtual memory management: reserved address ranges, physical allocations
+ * and the mappings between them (CANN's 11-04 chapter). See docs/memory.md.
+ *
+ * A physical allocation is a memfd (real shared memory); mapping it maps the
+ * memfd MAP_SHARED at the reserved address, so two mappings of one physical
+ * allocation alias. A reservation is PROT_NONE address space; unmapping puts
+ * PROT_NONE space back. Access flags are enforced with mprotect (the most
+ * permissive flag of any location: host and devices share one page table)
+ * and by the range checks of copies and memsets. Device physical memory is
+ * charged to its device's heap (aclrtGetMemInfo, 207001 when full).
+ *
+ * Lifetime: a physical allocation lives while it has user references
+ * (aclrtMallocPhysical, aclrtMemRetainAllocationHandle, minus
+ * aclrtFreePhysical) or mappings; freed while mapped, it stays usable until
+ * its last unmap. Everything is under aclsim__ranges_lock (ranges.h).
+ */
+#include "ranges.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct phys {
+    struct phys *next;                 /* every live physical allocation */
+    void *handle;                      /* NULL while it has no user reference */
+    int fd;
+    size_t size, span;                 /* as requested; as backed and charged */
+    size_t page;                       /* allocation granularity */
+    aclrtPhysicalMemProp prop;
+    struct aclsim__device *device;     /* location DEVICE; NULL for host memory */
+    uint64_t gen;                      /* heap generation of the charge */
+    uint32_t user_refs, maps;
+};
+
+#define LOCATIONS (ACLSIM_MAX_DEVICES + 1)   /* [0] host, [d + 1] device d */
+
+struct mapping {
+    uintptr_t addr;
+    size_t size;
+    struct phys *phys;
+    uint8_t access[LOCATIONS];         /* aclrtMemAccessFlags per location */
+};
+
+struct reservation {
+    struct reservation *next;
+    uintptr_t base;
+    size_t size;
+    struct mapping *maps;              /* sorted by address, non-overlapping */
+    size_t nmaps, cap;
+};
+
+static struct phys *physicals;
+static struct reservation *reservations;
+
+static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* ---- lookups (lock held) ---------------------------------------------------------- */
+
+static struct mapping *mapping_at(struct reservation *r, uintptr_t p)
+{
+    for (size_t i = 0; i < r->nmaps; i++)
+        if (p - r->maps[i].addr < r->maps[i].size)
+            return &r->maps[i];
+    return NULL;
+}
+
+/* The reservation containing p, or NULL. */
+static struct reservation *reservation_of(const void *p)
+{
+    const struct aclsim__range *r = aclsim__ranges_find(p);
+    return r && r->kind == ACLSIM_RANGE_RESERVED ? r->owner : NULL;
+}
+
+/* The mapping that starts at p (any reservation), or NULL with a message. */
+static struct mapping *mapping_start(const char *api, const char *name, const void *p,
+                                     aclError *err)
+{
+    struct reservation *r = reservation_of(p);
+    struct mapping *m = r ? mapping_at(r, (uintptr_t)p) : NULL;
+    if (m && m->addr == (uintptr_t)p)
+        return m;
+    *err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                        "%s %p is not the start of a mapping (aclrtMapMem / aclrtMemMapNoAccess)%s",
+                        name, p, !r ? ": it is not in a reserved range" : m ? ": it is inside one"
+                                                                            : "");
+    return NULL;
+}
+
+static int effective_prot(const struct mapping *m)
+{
+    uint8_t most = 0;
+    for (int i = 0; i < LOCATIONS; i++)
+        most |= m->access[i];
+    return most == ACL_RT_MEM_ACCESS_FLAGS_READWRITE ? PROT_READ | PROT_WRITE
+           : most == ACL_RT_MEM_ACCESS_FLAGS_READ    ? PROT_READ
+                                                     : PROT_NONE;
+}
+
+/* ---- hooks for ranges.c ------------------------------------------------------------ */
+
+struct aclsim__where aclsim__vmm_where(void *reservation, const void *p)
+{
+    struct reservation *r = reservation;
+    struct mapping *m = mapping_at(r, (uintptr_t)p);
+    if (m && !m->phys->device)
+        return (struct aclsim__where){ACLSIM_REGISTERED, NULL};
+    if (!m && r->nmaps)
+        m = &r->maps[0];   /* a reservation binds one device's memory */
+    return (struct aclsim__where){ACLSIM_VIRTUAL, m ? m->phys->device : NULL};
+}
+
+aclError aclsim__vmm_check(const char *api, const char *name, void *reservation, const void *p,
+                           size_t n, bool write)
+{
+    struct reservation *r = reservation;
+    uintptr_t at = (uintptr_t)p, end = (uintptr_t)p + n;
+    struct mapping *m = mapping_at(r, at);
+    if (!m)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "%s %p is reserved virtual memory (the range at %p) with no physical "
+                            "memory mapped there", name, p, (void *)r->base);
+    for (;;) {
+        int prot = effective_prot(m);
+        if (prot == PROT_NONE || (write && !(prot & PROT_WRITE)))
+            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                "%s range at %p: the mapping at %p is %s (aclrtMemSetAccess)", name,
+                                p, (void *)m->addr, prot == PROT_NONE ? "not accessible" : "read-only");
+        uintptr_t mend = m->addr + m->size;
+        if (end <= mend)
+            return ACL_SUCCESS;
+        struct mapping *next = mapping_at(r, mend);
+        if (!next)
+            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                "%s range of %zu bytes at %p runs %zu bytes past the mapped memory "
+                                "(the mappings of the reservation at %p end at %p)", name, n, p,
+                                (size_t)(end - mend), (void *)r->base, (void *)mend);
+        m = next;
+    }
+}
+
+void aclsim__vmm_describe(void *reservation, const void *p, char *buf, size_t len)
+{
+    struct reservation *r = reservation;
+    struct mapping *m = mapping_at(r, (uintptr_t)p);
+    if (!m) {
+        snprintf(buf, len, "reserved virtual memory with nothing mapped there (offset %zu of the "
+                 "%zu-byte reservation at %p)", (size_t)((uintptr_t)p - r->base), r->size,
+                 (void *)r->base);
+        return;
+    }
+    char who[32];
+    if (m->phys->device)
+        snprintf(who, sizeof who, "device %d", m->phys->device->id);
+    else
+        snprintf(who, sizeof who, "host");
+    snprintf(buf, len, "%s physical memory mapped at %p (offset %zu of the %zu-byte mapping)", who,
+             (void *)m->addr, (size_t)((uintptr_t)p - m->addr), m->size);
+}
+
+bool aclsim__vmm_range(void *reservation, const void *p, uintptr_t *base, size_t *size,
+                       size_t *page)
+{
+    struct mapping *m = mapping_at(reservation, (uintptr_t)p);
+    if (!m)
+        return false;
+    *base = m->addr;
+    *size = m->size;
+    *page = m->phys->page;
+    return true;
+}
+
+/* ---- physical memory ---------------------------------------------------------------- */
+
+static void destroy_phys(struct phys *ph)
+{
+    for (struct phys **pp = &physicals; *pp; pp = &(*pp)->next)
+        if (*pp == ph) {
+            *pp = ph->next;
+            break;
+        }
+    if (ph->handle)
+        aclsim__handle_free(ph->handle);
+    close(ph->fd);
+    if (ph->device)
+        aclsim__heap_uncharge(&ph->device->heap, ACLSIM_ALLOC_PHYSICAL, ph->span, ph->gen);
+    free(ph);
+}
+
+static bool is_ddr(int attr)
+{
+    return attr == ACL_DDR_MEM_HUGE || attr == ACL_DDR_MEM_NORMAL || attr == ACL_DDR_MEM_P2P_HUGE ||
+           attr == ACL_DDR_MEM_P2P_NORMAL;
+}
+
+/* The checks aclrtMallocPhysical and aclrtMemGetAllocationGranularity share,
+ * in CANN's order; *page gets the granularity. */
+static aclError check_prop(const char *api, const aclrtPhysicalMemProp *prop, size_t *page)
+{
+    int type = (int)prop->location.type, attr = (int)prop->memAttr;
+    bool device = type == ACL_MEM_LOCATION_TYPE_DEVICE;
+    if (type == ACL_MEM_LOCATION_TYPE_UNREGISTERED || type == ACL_MEM_LOCATION_TYPE_MANAGED)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "prop->location.type %d: physical memory cannot be %s", type,
+                            type == ACL_MEM_LOCATION_TYPE_MANAGED ? "managed" : "unregistered");
+    if (device && is_ddr(attr))
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "prop->memAttr %d is DDR (host) memory: it needs location type "
+                            "ACL_MEM_LOCATION_TYPE_HOST(0) or ACL_MEM_LOCATION_TYPE_HOST_NUMA(4)", attr);
+    bool huge1g = attr == ACL_MEM_HUGE1G || attr == ACL_MEM_P2P_HUGE1G || attr == ACL_HBM_MEM_HUGE1G;
+    switch (attr) {
+    case ACL_MEM_NORMAL: case ACL_MEM_HUGE: case ACL_MEM_HUGE1G: case ACL_MEM_P2P_NORMAL:
+    case ACL_MEM_P2P_HUGE: case ACL_MEM_P2P_HUGE1G: case ACL_HBM_MEM_HUGE: case ACL_HBM_MEM_HUGE1G:
+    case ACL_HBM_MEM_NORMAL: case ACL_DDR_MEM_HUGE: case ACL_DDR_MEM_NORMAL:
+    case ACL_DDR_MEM_P2P_HUGE: case ACL_DDR_MEM_P2P_NORMAL:
+        break;
+    default:
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "prop->memAttr %d is not supported for physical memory", attr);
+    }
+    if (type != ACL_MEM_LOCATION_TYPE_HOST && type != ACL_MEM_LOCATION_TYPE_DEVICE &&
+        type != ACL_MEM_LOCATION_TYPE_HOST_NUMA)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "prop->location.type %d is not an aclrtMemLocationType value", type);
+    if (!device && (huge1g || attr == ACL_HBM_MEM_HUGE || attr == ACL_HBM_MEM_NORMAL))
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "prop->memAttr %d is device (HBM or 1G huge page) memory, but the "
+                            "location is the host", attr);
+    unsigned fam = attr == ACL_MEM_HUGE1G      ? ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(A3)
+                   : attr == ACL_MEM_P2P_HUGE1G ? ACLSIM_FAMILIES(A3)
+                   : attr == ACL_HBM_MEM_HUGE1G
+                       ? ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A5)
+                       : ACLSIM_ALL_BUT_IPV;
+    aclError err = aclsim__soc_check(api, fam);
+    if (err)
+        return err;
+    if (device) {
+        err = aclsim__device_check_id((int32_t)prop->location.id, api);
+        if (err)
+            return err;
+    }
+    *page = huge1g ? ACLSIM_1G : ACLSIM_2M;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+                                          aclrtMemGranularityOptions option, size_t *granularity)
+{
+    static const char api[] = "aclrtMemGetAllocationGranularity";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!prop || !granularity)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !prop ? "prop" : "granularity");
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    size_t page = 0;
+    if (!err)
+        err = check_prop(api, prop, &page);
+    if (err)
+        return err;
+    if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
+        option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "option %d is not ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM or _RECOMMENDED",
+                            (int)option);
+    *granularity = page;
+    return ACL_SUCCESS;
+}
+
+/* CANN's argument checks of aclrtMallocPhysical and the map calls: 100001,
+ * then 100000 for a NULL pointer (a, b), size 0 or flags not 0. */
+static aclError check_args(const char *api, const void *a, const char *an, const void *b,
+                           const char *bn, size_t size, uint64_t flags)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!a || !b)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !a ? an : bn);
+    if (size == 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
+    if (flags != 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "flags is %llu (reserved, must be 0)",
+                            (unsigned long long)flags);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
+                             uint64_t flags)
+{
+    static const char api[] = "aclrtMallocPhysical";
+    aclError first = check_args(api, handle, "handle", prop, "prop", size, flags);
+    if (first)
+        return first;
+    if (prop->handleType != ACL_MEM_HANDLE_TYPE_NONE)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "prop->handleType is %d (must be ACL_MEM_HANDLE_TYPE_NONE)",
+                            (int)prop->handleType);
+    if (prop->allocationType != ACL_MEM_ALLOCATION_TYPE_PINNED)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "prop->allocationType is %d (must be ACL_MEM_ALLOCATION_TYPE_PINNED)",
+                            (int)prop->allocationType);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    size_t page = 0;
+    if (!err)
+        err = check_prop(api, prop, &page);
+    if (err)
+        return err;
+    struct aclsim__device *dev = NULL;
+    if (prop->location.type == ACL_MEM_LOCATION_TYPE_DEVICE) {
+        dev = &aclsim__devices[prop->location.id];
+        if (!atomic_load_explicit(&dev->open, memory_order_acquire))
+            return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                                "device %u is not open: call aclrtSetDevice(%u) first",
+                                prop->location.id, prop->location.id);
+    }
+    size_t span = round_up(size, page);
+    if (span < size)
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "size %zu is too large", size);
+    struct phys *ph = aclsim__calloc(1, sizeof *ph);
+    if (!ph)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    *ph = (struct phys){.fd = -1, .size = size, .span = span, .page = page, .prop = *prop,
+                        .device = dev, .user_refs = 1};
+    if (dev && !aclsim__heap_charge(&dev->heap, ACLSIM_ALLOC_PHYSICAL, span, &ph->gen)) {
+        free(ph);
+        pthread_rwlock_rdlock(&dev->heap.lock);
+        size_t total = dev->heap.capacity, free_bytes = total - dev->heap.used;
+        pthread_rwlock_unlock(&dev->heap.lock);
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "device %d cannot back %zu bytes of physical memory (%zu bytes of %zu "
+                            "free)", dev->id, span, free_bytes, total);
+    }
+    ph->fd = memfd_create("aclsim-physical", MFD_CLOEXEC);
+    if (ph->fd < 0 || ftruncate(ph->fd, (off_t)span) != 0) {
+        int e = errno;
+        if (ph->fd >= 0)
+            close(ph->fd);
+        if (dev)
+            aclsim__heap_uncharge(&dev->heap, ACLSIM_ALLOC_PHYSICAL, span, ph->gen);
+        free(ph);
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "cannot create %zu bytes of shared memory: %s", span, strerror(e));
+    }
+    ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph);
+    if (!ph->handle) {
+        ph->user_refs = 0;
+        destroy_phys(ph);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    }
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    ph->next = physicals;
+    physicals = ph;
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    *handle = ph->handle;
+    return ACL_SUCCESS;
+}
+
+/* The live physical allocation of handle (lock held), or NULL with 107017. */
+static struct phys *phys_of(const char *api, aclrtDrvMemHandle handle)
+{
+    struct phys *ph = aclsim__handle_get(handle, ACLSIM_H_PHYSICAL);
+    if (!ph)
+        aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                     "handle %p is not a live physical memory handle (aclrtMallocPhysical; freed "
+                     "with aclrtFreePhysical?)", handle);
+    return ph;
+}
+
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
+{
+    static const char api[] = "aclrtFreePhysical";
+    aclError err = aclsim__ranges_enter(api, "handle", handle, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct phys *ph = phys_of(api, handle);
+    if (!ph) {
+        err = ACL_ERROR_RT_INVALID_HANDLE;
+    } else if (--ph->user_refs == 0) {
+        aclsim__handle_free(ph->handle);
+        ph->handle = NULL;
+        if (ph->maps == 0)
+            destroy_phys(ph);   /* else it lives until its last unmap */
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle, aclrtPhysicalMemProp *prop)
+{
+    static const char api[] = "aclrtMemGetAllocationPropertiesFromHandle";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!handle || !prop)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !handle ? "handle" : "prop");
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    pthread_rwlock_rdlock(&aclsim__ranges_lock);
+    struct phys *ph = phys_of(api, handle);
+    if (ph)
+        *prop = ph->prop;
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return ph ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_HANDLE;
+}
+
+/* ---- reservations ----------------------------------------------------------------- */
+
+static aclError reserve(const char *api, void **virPtr, size_t size, size_t alignment,
+                        void *expectPtr, uint64_t flags, bool no_uc)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!virPtr)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "virPtr is NULL");
+    if (size == 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
+    if (flags != 0 && flags != 1)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "flags is %llu (must be 0)",
+                            (unsigned long long)flags);
+    aclError err = aclsim__soc_check(api, no_uc ? ACLSIM_FAMILIES(A3) : ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    if (alignment != 0)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "alignment is %zu (reserved, must be 0)", alignment);
+    if (no_uc && (size % ACLSIM_1G || !expectPtr))
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            size % ACLSIM_1G ? "size %zu is not a multiple of 1 GiB"
+                                             : "size %zu: expectPtr is NULL (this function only "
+                                               "reserves at an address the caller gives)", size);
+    size_t align = size > ACLSIM_1G ? ACLSIM_1G : ACLSIM_2M;
+    if (expectPtr && (uintptr_t)expectPtr % align)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "expectPtr %p is not aligned to %zu bytes", expectPtr, align);
+    size_t span = round_up(size, ACLSIM_2M);
+    struct reservation *r = aclsim__calloc(1, sizeof *r);
+    if (!r)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    void *p = span < size ? MAP_FAILED : aclsim__map_aligned(span, align, expectPtr);
+    if (p == MAP_FAILED) {
+        free(r);
+        if (expectPtr)
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "cannot reserve %zu bytes at expectPtr %p: the range is in use",
+                                size, expectPtr);
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "cannot reserve %zu bytes of address space", size);
+    }
+    r->base = (uintptr_t)p;
+    r->size = span;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    bool ok = aclsim__ranges_add(r->base, span, ACLSIM_RANGE_RESERVED, r);
+    if (ok) {
+        r->next = reservations;
+        reservations = r;
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    if (!ok) {
+        munmap(p, span);
+        free(r);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    }
+    *virPtr = p;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr,
+                                uint64_t flags)
+{
+    return reserve("aclrtReserveMemAddress", virPtr, size, alignment, expectPtr, flags, false);
+}
+
+aclError aclrtReserveMemAddressNoUCMemory(void **virPtr, size_t size, size_t alignment,
+                                          void *expectPtr, uint64_t flags)
+{
+    return reserve("aclrtReserveMemAddressNoUCMemory", virPtr, size, alignment, expectPtr, flags,
+                   true);
+}
+
+static void unlink_reservation(struct reservation *r)
+{
+    for (struct reservation **pp = &reservations; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+}
+
+aclError aclrtReleaseMemAddress(void *virPtr)
+{
+    static const char api[] = "aclrtReleaseMemAddress";
+    aclError err = aclsim__ranges_enter(api, "virPtr", virPtr, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct reservation *r = reservation_of(virPtr);
+    if (!r || r->base != (uintptr_t)virPtr) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "virPtr %p is not the start of a reserved range (aclrtReserveMemAddress)%s",
+                           virPtr, r ? ": it is inside one" : "");
+    } else if (r->nmaps) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "the range at %p still has %zu mapping(s) (the first at %p): unmap them "
+                           "with aclrtUnmapMem before releasing it", virPtr, r->nmaps,
+                           (void *)r->maps[0].addr);
+    } else {
+        aclsim__ranges_remove(r->base);
+        unlink_reservation(r);
+        munmap(virPtr, r->size);
+        free(r->maps);
+        free(r);
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+/* ---- mappings --------------------------------------------------------------------- */
+
+static aclError map_mem(const char *api, void *virPtr, size_t size, size_t offset,
+                        aclrtDrvMemHandle handle, uint64_t flags, bool access)
+{
+    aclError err = check_args(api, virPtr, "virPtr", handle, "handle", size, flags);
+    if (err)
+        return err;
+    err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct phys *ph = phys_of(api, handle);
+    struct reservation *r = ph ? reservation_of(virPtr) : NULL;
+    uintptr_t at = (uintptr_t)virPtr;
+    if (!ph) {
+        err = ACL_ERROR_RT_INVALID_HANDLE;
+    } else if (offset != 0) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "offset is %zu (must be 0)", offset);
+    } else if (!r) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "virPtr %p is not in a reserved range (aclrtReserveMemAddress)", virPtr);
+    } else if (size != ph->size || size % ph->page || at % ph->page) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "size %zu at %p: a mapping covers its whole physical allocation (%zu "
+                           "bytes) and starts and ends on its granularity (%zu bytes)", size,
+                           virPtr, ph->size, ph->page);
+    } else if (size > r->size - (at - r->base)) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "%zu bytes at %p run past the end of the reserved range at %p (%zu bytes)",
+                           size, virPtr, (void *)r->base, r->size);
+    } else {
+        for (size_t i = 0; i < r->nmaps && !err; i++) {
+            struct mapping *m = &r->maps[i];
+            if (m->addr < at + size && at < m->addr + m->size)
+                err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                   "%zu bytes at %p overlap the mapping at %p (%zu bytes): unmap it "
+                                   "first", size, virPtr, (void *)m->addr, m->size);
+            else if (m->phys->device != ph->device)
+                err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                   "the reserved range at %p already maps memory of %s %d; one "
+                                   "range cannot bind the memory of two locations", (void *)r->base,
+                                   m->phys->device ? "device" : "the host",
+                                   m->phys->device ? m->phys->device->id : 0);
+        }
+    }
+    if (!err && r->nmaps == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 4;
+        struct mapping *maps = aclsim__realloc(r->maps, cap * sizeof *maps);
+        if (!maps)
+            err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+        else {
+            r->maps = maps;
+            r->cap = cap;
+        }
+    }
+    if (!err) {
+        void *p = mmap(virPtr, size, access ? PROT_READ | PROT_WRITE : PROT_NONE,
+                       MAP_SHARED | MAP_FIXED, ph->fd, 0);
+        if (p == MAP_FAILED) {
+            err = aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "cannot map %zu bytes at %p: %s",
+                               size, virPtr, strerror(errno));
+        } else {
+            size_t pos = 0;
+            while (pos < r->nmaps && r->maps[pos].addr < at)
+                pos++;
+            memmove(&r->maps[pos + 1], &r->maps[pos], (r->nmaps - pos) * sizeof *r->maps);
+            struct mapping *m = &r->maps[pos];
+            *m = (struct mapping){.addr = at, .size = size, .phys = ph};
+            memset(m->access, access ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE : ACL_RT_MEM_ACCESS_FLAGS_NONE,
+                   sizeof m->access);
+            r->nmaps++;
+            ph->maps++;
+        }
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
+                     uint64_t flags)
+{
+    return map_mem("aclrtMapMem", virPtr, size, offset, handle, flags, true);
+}
+
+aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
+                             uint64_t flags)
+{
+    return map_mem("aclrtMemMapNoAccess", virPtr, size, offset, handle, flags, false);
+}
+
+aclError aclrtUnmapMem(void *virPtr)
+{
+    static const char api[] = "aclrtUnmapMem";
+    aclError err = aclsim__ranges_enter(api, "virPtr", virPtr, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct mapping *m = mapping_start(api, "virPtr", virPtr, &err);
+    if (m) {
+        struct reservation *r = reservation_of(virPtr);
+        struct phys *ph = m->phys;
+        /* Back to reserved, inaccessible address space. */
+        mmap(virPtr, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+             -1, 0);
+        size_t pos = (size_t)(m - r->maps);
+        memmove(m, m + 1, (r->nmaps - pos - 1) * sizeof *m);
+        r->nmaps--;
+        if (--ph->maps == 0 && ph->user_refs == 0)
+            destroy_phys(ph);
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+/* The access slot of a location, or -1 with 107000. */
+static int location_slot(const char *api, const aclrtMemLocation *loc)
+{
+    if (loc->type == ACL_MEM_LOCATION_TYPE_HOST)
+        return 0;
+    if (loc->type == ACL_MEM_LOCATION_TYPE_DEVICE && loc->id < aclsim__config()->visible_count)
+        return (int)loc->id + 1;
+    aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                 "location {type %d, id %u} is not the host or a visible device", (int)loc->type,
+                 loc->id);
+    return -1;
+}
+
+aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc, size_t count)
+{
+    static const char api[] = "aclrtMemSetAccess";
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    if (!virPtr || !desc || count == 0)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s",
+                            !virPtr ? "virPtr is NULL" : !desc ? "desc is NULL" : "count is 0");
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct mapping *m = mapping_start(api, "virPtr", virPtr, &err);
+    if (m && m->size != size)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "size %zu is not the size of the mapping at %p (%zu bytes)", size, virPtr,
+                           m->size);
+    int slots[64];
+    for (size_t i = 0; !err && i < count; i++) {
+        int f = (int)desc[i].flags;
+        int slot = location_slot(api, &desc[i].location);
+        if (slot < 0)
+            err = ACL_ERROR_RT_PARAM_INVALID;
+        else if (f != ACL_RT_MEM_ACCESS_FLAGS_NONE && f != ACL_RT_MEM_ACCESS_FLAGS_READ &&
+                 f != ACL_RT_MEM_ACCESS_FLAGS_READWRITE)
+            err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                               "desc[%zu].flags %d is not an aclrtMemAccessFlags value", i, f);
+        else if (i < 64)
+            slots[i] = slot;
+    }
+    if (!err && count > 64)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "count %zu is more than 64 locations",
+                           count);
+    if (!err) {
+        for (size_t i = 0; i < count; i++)
+            m->access[slots[i]] = (uint8_t)desc[i].flags;
+        mprotect(virPtr, m->size, effective_prot(m));
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location, uint64_t *flag)
+{
+    static const char api[] = "aclrtMemGetAccess";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!virPtr || !location || !flag)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !virPtr ? "virPtr" : !location ? "location" : "flag");
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    pthread_rwlock_rdlock(&aclsim__ranges_lock);
+    struct mapping *m = mapping_start(api, "virPtr", virPtr, &err);
+    int slot = m ? location_slot(api, location) : -1;
+    if (m && slot < 0)
+        err = ACL_ERROR_RT_PARAM_INVALID;
+    else if (m)
+        *flag = m->access[slot];
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+aclError aclrtMemRetainAllocationHandle(void *virPtr, aclrtDrvMemHandle *handle)
+{
+    static const char api[] = "aclrtMemRetainAllocationHandle";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!virPtr || !handle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !virPtr ? "virPtr" : "handle");
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    if (err)
+        return err;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct mapping *m = mapping_start(api, "virPtr", virPtr, &err);
+    if (m) {
+        struct phys *ph = m->phys;
+        if (!ph->handle)   /* freed while mapped: a new handle for it */
+            ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph);
+        if (!ph->handle) {
+            err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+        } else {
+            ph->user_refs++;
+            *handle = ph->handle;
+        }
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+/* aclFinalize, with the lock held for writing. */
+void aclsim__vmm_finalize(void)
+{
+    while (reservations) {
+        struct reservation *r = reservations;
+        reservations = r->next;
+        munmap((void *)r->base, r->size);
+        free(r->maps);
+        free(r);
+    }
+    while (physicals)
+        destroy_phys(physicals);
+}
