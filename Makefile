@@ -43,7 +43,7 @@ TSAN_OPTIONS  ?= halt_on_error=1 second_deadlock_stack=1
 # when the kernel/container allows it.
 NO_ASLR := $(shell setarch "$$(uname -m)" -R true >/dev/null 2>&1 && echo "setarch $$(uname -m) -R")
 
-COMMON_CMAKE_ARGS = -DCMAKE_COMPILE_WARNING_AS_ERROR=$(WERROR) $(CMAKE_ARGS)
+COMMON_CMAKE_ARGS = -DCMAKE_COMPILE_WARNING_AS_ERROR=$(WERROR) -DCMAKE_INSTALL_LIBDIR=lib64 $(CMAKE_ARGS)
 
 .PHONY: build demo test asan tsan bench clean deps help
 

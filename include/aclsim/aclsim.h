@@ -119,6 +119,11 @@ ACLSIM_API void aclsimPrint(const char *text, size_t len);
 ACLSIM_API int aclsimLaunchAt(const aclsimKernel *kernel, uint32_t blocks, void *stream,
                                    void **args, const char *file, int line);
 
+/* The tiling key of Ascend's CPU-debug mode: ICPU_SET_TILING_KEY (tikicpulib.h)
+ * sets it, kernels compare against it (TILING_KEY_IS). 0 until set. */
+ACLSIM_API void aclsimSetTilingKey(uint64_t key);
+ACLSIM_API uint64_t aclsimGetTilingKey(void);
+
 /* Float overflow, for kernels that compute in floating point (the Ascend C
  * layer's half/float operations call these). Inside a kernel,
  * aclsimReportFloatOverflow records that a result overflowed: it sets the

@@ -7,5 +7,6 @@
 #define ACLSIM_KERNEL_OPERATOR_H
 
 #include "aclsim_ascendc.h"
+#include "aclsim_tiling_key.h"   /* TILING_KEY_IS */
 
 #endif /* ACLSIM_KERNEL_OPERATOR_H */
