@@ -829,6 +829,7 @@ static void check_rc(const char *api, aclError rc, const int *allowed, size_t na
 #define L_MALLOC_HOST CODES(100000, 100001, 207001, 200000)
 #define L_FREE_HOST CODES(100000, 100001)
 #define L_CREATE CODES(100000, 100001, 107002, 200000)
+#define L_CREATE_STREAM CODES(100000, 100001, 107002, 200000, 207000)
 #define L_DESTROY_STREAM CODES(100000, 100001, 107003, 107017)
 #define L_SYNC_STREAM CODES(100000, 100001, 107002, 107003, 107017, 507046)
 #define L_SYNC_DEVICE CODES(100001, 107002, 200000)
@@ -1266,8 +1267,12 @@ static void op_create_stream(const uint8_t *a)
     TRACE("%s(%s)\n", g_api, null_out ? "NULL" : "&s");
     aclError rc = config ? aclrtCreateStreamWithConfig(null_out ? NULL : &s, a[2], a[3])
                          : aclrtCreateStream(null_out ? NULL : &s);
-    check_rc(g_api, rc, L_CREATE, null_out || !cur_ctx() ? E_FAIL : E_OK_OOM,
-             "out-param, context");
+    /* Persistent, CPU-schedule and device-use-only streams cannot be
+     * simulated: 207000 (the other flag bits make ordinary streams). */
+    bool unsimulated = config && ((uint32_t)a[3] & (ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE |
+                                                    ACL_STREAM_DEVICE_USE_ONLY));
+    check_rc(g_api, rc, L_CREATE_STREAM, null_out || !cur_ctx() || unsimulated ? E_FAIL : E_OK_OOM,
+             "out-param, context, flags");
     if (rc) {
         if (s != SENTINEL)
             VIOLATION("%s failed but wrote its out-parameter", g_api);
