@@ -588,6 +588,7 @@ struct aclsim__stream {
     _Alignas(64) pthread_mutex_t lock;
     struct aclsim__task *head, *tail, *spare;
     uint32_t nspare;                 /* length of spare (bounded) */
+    uint64_t discarded_pending;      /* discarded behind tasks in flight: counted by the worker */
     atomic_uint_fast64_t submitted;  /* written under lock; read anywhere */
     uint8_t state;
     bool closed;                     /* being destroyed: aclsim__submit refuses it */

@@ -288,6 +288,19 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
 /* A worker runs stream s: it claims everything queued with one lock, runs it
  * without the lock, and repeats (up to BATCH tasks, for fairness between
  * streams). A waiting event parks the stream on the event. */
+/* Counts the tasks another thread discarded while this worker had claimed
+ * tasks in flight (discard_queued in stream.c). completed must count a
+ * prefix of the stream: the discarded tasks come after the claimed ones, so
+ * they count only once those are done. Caller holds s->lock. */
+static void flush_discarded(struct aclsim__stream *s)
+{
+    if (ACLSIM_LIKELY(!s->discarded_pending))
+        return;
+    atomic_fetch_add(&s->completed, s->discarded_pending);
+    s->discarded_pending = 0;
+    pthread_cond_broadcast(&s->progress);
+}
+
 static void run_stream(struct aclsim__stream *s)
 {
     struct chain done = {NULL, NULL, 0};
@@ -295,6 +308,7 @@ static void run_stream(struct aclsim__stream *s)
     pthread_mutex_lock(&s->lock);
     s->state = ACLSIM_STREAM_RUNNING;
     for (;;) {
+        flush_discarded(s);   /* nothing claimed is in flight here */
         /* The budget only matters when other streams are waiting for a worker. */
         if (budget <= 0) {
             if (atomic_load_explicit(&s->device->nready, memory_order_relaxed))
@@ -332,6 +346,7 @@ static void run_stream(struct aclsim__stream *s)
             /* completed meanwhile: go on */
         }
     }
+    flush_discarded(s);
     if (s->head) {
         s->state = ACLSIM_STREAM_QUEUED;
         chain_recycle(s, &done);   /* before letting go of the stream */
@@ -348,6 +363,7 @@ static void run_stream(struct aclsim__stream *s)
         aclsim__stream_retire(s);
     return;
 out:
+    flush_discarded(s);   /* (a discard also discards what would park: nothing is ahead) */
     chain_recycle(s, &done);
     pthread_mutex_unlock(&s->lock);
 }

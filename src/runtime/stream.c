@@ -207,6 +207,12 @@ static bool discard_queued(struct aclsim__stream *s)
     pthread_mutex_lock(&s->lock);
     if (last)
         aclsim__stream_recycle_tasks(s, queued, last, n);
+    if (s->state == ACLSIM_STREAM_RUNNING) {
+        /* A worker has earlier tasks in flight: they must count first
+         * (completed counts a prefix), so it counts these after them. */
+        s->discarded_pending += n;
+        return retire;
+    }
     pthread_mutex_unlock(&s->lock);
     aclsim__count_done(s, n);
     pthread_mutex_lock(&s->lock);
