@@ -1283,9 +1283,23 @@ static void op_create_stream(const uint8_t *a)
     M.st[slot] = (struct strec){s, M.cur, cur_dev(), true};
 }
 
+/* True if the model has work pending on the stream with this key. */
+static bool key_pending(uintptr_t key)
+{
+    for (int i = 0; i < M.npend; i++)
+        if (M.pe[i].key == key)
+            return true;
+    return false;
+}
+
 static void op_destroy_stream(const uint8_t *a, bool force)
 {
     aclrtStream s = pick_stream(a[0], a[1], a[2]);
+    /* aclrtDestroyStreamForce returns at once while queued work still runs
+     * (issue 8): with work pending, the model could not tell when it lands,
+     * so such streams are destroyed the waiting way. */
+    if (force && key_pending((uintptr_t)s))
+        force = false;
     g_api = force ? "aclrtDestroyStreamForce" : "aclrtDestroyStream";
     struct strec *r = stream_live(s);
     /* Any live stream, also of another context (docs/runtime.md). */
@@ -1294,7 +1308,7 @@ static void op_destroy_stream(const uint8_t *a, bool force)
     aclError rc = force ? aclrtDestroyStreamForce(s) : aclrtDestroyStream(s);
     check_rc(g_api, rc, L_DESTROY_STREAM, e, "live stream");
     if (!rc) {
-        settle_key((uintptr_t)s, !force);
+        settle_key((uintptr_t)s, true);   /* (force only ever destroys idle streams here) */
         r->live = false;
     }
 }
