@@ -1132,6 +1132,15 @@ static inline aclError aclsim__snapshot_check(const char *api)
         return ACL_SUCCESS;
     return aclsim__snapshot_wait(api);
 }
+/* At the entry of an API function that changes device state: returns its
+ * error (the function's) if the process is locked for a snapshot and the
+ * call may not wait. */
+#define ACLSIM_SNAPSHOT_GATE(api)                                                \
+    do {                                                                         \
+        aclError gate_ = aclsim__snapshot_check(api);                            \
+        if (ACLSIM_UNLIKELY(gate_))                                              \
+            return gate_;                                                        \
+    } while (0)
 /* aclFinalize: unlocks, drops the backup, wakes waiting calls. */
 void aclsim__snapshot_finalize(void);
 

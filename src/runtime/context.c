@@ -157,9 +157,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 {
     static const char api[] = "aclrtCreateContext";
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);
@@ -190,9 +188,7 @@ aclError aclrtDestroyContext(aclrtContext context)
 {
     static const char api[] = "aclrtDestroyContext";
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!context)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "context is NULL");
     pthread_mutex_lock(&aclsim__rt.lock);

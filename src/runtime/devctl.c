@@ -268,6 +268,14 @@ static struct stream_limit *find_stream(struct aclsim__stream *s, uint32_t epoch
     return found;
 }
 
+/* The shared checks of the stream-level calls: runtime, product, stream. */
+static aclError stream_for_limits(const char *api, aclrtStream stream, struct aclsim__sref *ref)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
+    return err ? err : aclsim__stream_resolve(stream, api, NULL, ref);
+}
+
 aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value)
 {
     static const char api[] = "aclrtGetDeviceResLimit";
@@ -372,11 +380,8 @@ aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, u
 aclError aclrtResetStreamResLimit(aclrtStream stream)
 {
     static const char api[] = "aclrtResetStreamResLimit";
-    ACLSIM_REQUIRE_INIT(api);
     struct aclsim__sref ref;
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    if (!err)
-        err = aclsim__stream_resolve(stream, api, NULL, &ref);
+    aclError err = stream_for_limits(api, stream, &ref);
     if (err)
         return err;
     pthread_mutex_lock(&lock);
@@ -390,11 +395,8 @@ aclError aclrtResetStreamResLimit(aclrtStream stream)
 aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)
 {
     static const char api[] = "aclrtUseStreamResInCurrentThread";
-    ACLSIM_REQUIRE_INIT(api);
     struct aclsim__sref ref;
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    if (!err)
-        err = aclsim__stream_resolve(stream, api, NULL, &ref);
+    aclError err = stream_for_limits(api, stream, &ref);
     if (err)
         return err;
     pthread_mutex_lock(&lock);
@@ -412,11 +414,8 @@ aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)
 aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream)
 {
     static const char api[] = "aclrtUnuseStreamResInCurrentThread";
-    ACLSIM_REQUIRE_INIT(api);
     struct aclsim__sref ref;
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    if (!err)
-        err = aclsim__stream_resolve(stream, api, NULL, &ref);
+    aclError err = stream_for_limits(api, stream, &ref);
     if (err)
         return err;
     if (tls_use == ref.s && tls_use_epoch == ref.epoch)

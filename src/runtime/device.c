@@ -149,9 +149,7 @@ aclError aclsim__device_release(int32_t id, bool force, const char *api)
 aclError aclrtSetDevice(int32_t deviceId)
 {
     ACLSIM_REQUIRE_INIT("aclrtSetDevice");
-    aclError gate = aclsim__snapshot_check("aclrtSetDevice");
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE("aclrtSetDevice");
     aclsim__device_state_notify(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
     pthread_mutex_lock(&aclsim__rt.lock);
     bool was_open = deviceId >= 0 && deviceId < ACLSIM_MAX_DEVICES &&
@@ -173,9 +171,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 static aclError reset(int32_t deviceId, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     /* Device state callbacks see a reset that closes the device (as CANN). */
     bool closes = false;
     pthread_mutex_lock(&aclsim__rt.lock);

@@ -321,9 +321,7 @@ static aclError create_event(aclrtEvent *event, uint32_t flags, bool ex, const c
 static aclError create_checks(aclrtEvent *event, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!event)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
     return events_supported(api);

@@ -131,9 +131,7 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     static const char api[] = "aclrtMalloc";
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     if (size == 0)
@@ -172,9 +170,7 @@ aclError aclrtFree(void *devPtr)
 {
     static const char api[] = "aclrtFree";
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     struct aclsim__where w = aclsim__classify(devPtr);
@@ -193,9 +189,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     static const char api[] = "aclrtMallocHost";
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!hostPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
     if (size == 0)
@@ -234,9 +228,7 @@ aclError aclrtFreeHost(void *hostPtr)
 {
     static const char api[] = "aclrtFreeHost";
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!hostPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
     if (aclsim__heap_contains(&aclsim__host_heap, hostPtr) &&
@@ -521,9 +513,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     if (count == 0)
         return ACL_SUCCESS;
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     struct aclsim__heap_hold hold;
     aclError err = aclsim__hold_heaps(api, &hold, devPtr, NULL);
     if (err)

@@ -403,9 +403,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                         uint64_t *seq_out)
 {
     struct aclsim__stream *s = ref.s;
-    aclError gate = aclsim__snapshot_check(api);   /* no new work while locked for a snapshot */
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);   /* no new work while locked for a snapshot */
     pthread_mutex_lock(&s->lock);
     if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
                                          ref.epoch)) {
@@ -578,9 +576,7 @@ aclError aclsim__device_drain(struct aclsim__device *dev, int32_t timeout_ms,
 aclError aclsim__create_stream_api(aclrtStream *stream, uint32_t flags, uint32_t priority,
                                    const char *api)
 {
-    aclError gate = aclsim__snapshot_check(api);   /* callers checked init and stream */
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);   /* callers checked init and stream */
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     struct aclsim__stream *s = NULL;
@@ -618,9 +614,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
 static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
-    aclError gate = aclsim__snapshot_check(api);
-    if (gate)
-        return gate;
+    ACLSIM_SNAPSHOT_GATE(api);
     if (!stream)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream is NULL (the default stream cannot be destroyed)");
