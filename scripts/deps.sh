@@ -4,8 +4,8 @@
 # apt-get install -y --no-install-recommends), as root or through sudo.
 # Prints nothing when everything is already present.
 #
-#   default: libcjson-dev libcmocka-dev pkg-config g++ (g++ only for the
-#            "public headers compile as C++" check)
+#   default: libcjson-dev libcmocka-dev pkg-config g++ (g++ for the Ascend C
+#            layer, aclsim-cc and the "public headers compile as C++" check)
 #   fuzz:    additionally clang libclang-rt-14-dev
 #
 # Waits (up to $ACLSIM_APT_LOCK_TIMEOUT seconds, default 120) for a dpkg/apt
