@@ -30,6 +30,13 @@ struct aclsim__event {
     pthread_mutex_t lock;
     pthread_cond_t done;            /* broadcast when a record finishes (monotonic clock) */
     uint64_t recorded;              /* sequence number of the latest record */
+    /* The latest record already queued on its stream. A record takes its
+     * number before it is queued (the event lock cannot be held over the
+     * submit), so a stream wait samples this one, never a number still on
+     * its way: otherwise two threads recording and waiting crosswise on two
+     * streams could queue each wait ahead of the record the other waits for,
+     * and both streams would wait forever. */
+    uint64_t queued;
     /* Records finish out of order when they sit on different streams, and a
      * wait must wait for its own record, not for any later one: records
      * 1..done_upto have all finished, and done_after[] lists the finished
@@ -489,8 +496,17 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, const char 
     pthread_mutex_unlock(&ev->lock);
     if (err)
         return err;
-    if ((err = aclsim__submit(s, &t, api, NULL)))   /* the number is taken: retire it, unstamped */
-        aclsim__event_complete(ev, t.u.event.seq, false);
+    uint64_t seq = t.u.event.seq;
+    atomic_fetch_add(&ev->refs, 1);   /* the task may run and drop its reference at once */
+    if ((err = aclsim__submit(s, &t, api, NULL))) {   /* the number is taken: retire it, unstamped */
+        aclsim__event_complete(ev, seq, false);
+    } else {
+        pthread_mutex_lock(&ev->lock);
+        if (seq > ev->queued)
+            ev->queued = seq;
+        pthread_mutex_unlock(&ev->lock);
+    }
+    aclsim__event_unref(ev);
     return err;
 }
 
@@ -546,11 +562,12 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
     struct aclsim__task t = {.kind = ACLSIM_TASK_WAIT,
                              .u.sync = {.ops = &event_wait_ops, .obj = ev,
                                         .timeout_s = timeout_s}};   /* takes our ref */
-    /* The wait waits for the latest record made before it. A reusable
-     * event never recorded: nothing to wait for (CANN queues nothing). */
+    /* The wait waits for the latest record queued before it (see `queued`).
+     * A reusable event never recorded: nothing to wait for (CANN queues
+     * nothing). */
     pthread_mutex_lock(&ev->lock);
-    t.u.sync.value = ev->recorded;
-    bool nothing = ev->ex && ev->recorded == 0;
+    t.u.sync.value = ev->queued;
+    bool nothing = ev->ex && ev->queued == 0;
     if (!nothing)
         ev->waits_issued++;
     pthread_mutex_unlock(&ev->lock);
