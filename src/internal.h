@@ -278,7 +278,9 @@ aclError aclsim__soc_check(const char *api, unsigned families);
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
                            ACLSIM_H_NOTIFY /* notifies and counting notifies */,
-                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */ };
+                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */,
+                           ACLSIM_H_ARGS /* kargs.c: system-managed argument lists */,
+                           ACLSIM_H_BINARY_DESC /* binary.c: aclrtCreateBinary's descriptions */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -534,8 +536,11 @@ struct aclsim__task {
         /* argbuf holds args[] (one pointer per parameter) then the values. */
         /* cores: the resource limit in force at launch (0: none, devctl.c);
          * sat_mode and overflow_check: the stream's when it was launched. */
+        /* args_len: argbuf's size (for the exception info); timeout_us: the
+         * launch's own execute timeout (ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT*):
+         * 0 none (the process-wide one applies), UINT32_MAX never. */
         struct { const aclsimKernel *kernel; uint32_t blocks; void *argbuf; uint32_t cores;
-                 uint8_t sat_mode; bool overflow_check; } kernel;
+                 uint8_t sat_mode; bool overflow_check; uint32_t args_len, timeout_us; } kernel;
         /* Writes the device's float-overflow status (size bytes) to dst, or
          * clears the status (overflow.c). */
         struct { void *dst; bool clear; } overflow;
@@ -1147,6 +1152,32 @@ void aclsim__snapshot_finalize(void);
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
+/* The kernel of func: an aclrtFuncHandle, or (as CANN allows for mixed
+ * builds) the registered kernel function itself; NULL if neither. */
+const aclsimKernel *aclsim__kernel_of(const void *func);
+/* A launch's attributes (aclrtLaunchKernelCfg), checked and parsed. */
+struct aclsim__launch_cfg { uint32_t timeout_us; /* as the task's */ };
+aclError aclsim__launch_cfg_parse(const char *api, const aclrtLaunchKernelCfg *cfg,
+                                  const aclsimKernel *k, struct aclsim__launch_cfg *out);
+/* Byte offsets of k's parameters packed in order with natural alignment (the
+ * layout of aclrtLaunchKernel's argsData and aclrtFunctionGetParamInfo);
+ * returns the packed size, *max_align the largest alignment. */
+size_t aclsim__kernel_layout(const aclsimKernel *k, size_t *offsets, size_t *max_align);
+/* Queues a launch of k whose argument block buf (len bytes: one pointer per
+ * parameter, then the values the pointers point at) is built; takes buf
+ * (freed on failure). Checks numBlocks, the stream and context, instantiates
+ * the variables. */
+aclError aclsim__launch_built(const aclsimKernel *k, uint32_t numBlocks, aclrtStream stream,
+                              const struct aclsim__launch_cfg *c, char *buf, size_t len,
+                              const char *api);
+/* Allocates an argument block for k with a values area of n bytes (at least
+ * one): *values gets its start, aligned for every parameter. */
+char *aclsim__args_block(const aclsimKernel *k, size_t n, char **values, size_t *len);
+/* kargs.c: aclFinalize frees the system-managed argument lists. */
+void aclsim__kargs_finalize(void);
+/* binary.c: calls the exception callback of the binary that kernel func
+ * belongs to (aclrtBinarySetExceptionCallback), if any. No lock held. */
+void aclsim__binary_exception(void *func, aclrtExceptionInfo *info);
 
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */
@@ -1160,6 +1191,7 @@ void aclsim__stream_forget_after_fork(struct aclsim__stream *s);
 void aclsim__streams_forget_after_fork(void);            /* the stream pool */
 void aclsim__events_forget_after_fork(void);
 void aclsim__binaries_forget_after_fork(void);
+void aclsim__kargs_forget_after_fork(void);
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
 void aclsim__memory_forget_after_fork(void);
 void aclsim__callbacks_forget_after_fork(void);          /* subscriptions; stream state callbacks' lock */

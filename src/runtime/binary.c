@@ -8,14 +8,27 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct binary {
     void *dl;
-    char *path;
+    char *path;                   /* or "<memory>" for one loaded from data */
     void *handle;
     struct binary *prev, *next;   /* loaded, under loaded_lock */
+    /* Where the loader mapped it (its kernels' functions lie in it) and the
+     * size of the file or data it was loaded from. */
+    void *base;
+    size_t size;
+    bool lazy;                    /* ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD 1 */
+    /* aclrtBinarySetExceptionCallback's, under loaded_lock. */
+    aclrtOpExceptionCallback on_exception;
+    void *on_exception_data;
 };
 
 /* Binaries not yet unloaded: aclFinalize unloads what the program forgot. */
@@ -62,38 +75,65 @@ static struct binary *binary_of(aclrtBinHandle h, const char *api, aclError *err
     return b;
 }
 
-aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
-                                 aclrtBinHandle *binHandle)
+/* The load options (aclrtBinaryLoadOptions), checked; *lazy gets LAZY_LOAD. */
+static aclError check_options(const aclrtBinaryLoadOptions *options, bool *lazy, const char *api)
 {
-    static const char api[] = "aclrtBinaryLoadFromFile";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!binPath || !binHandle)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
-                            !binPath ? "binPath" : "binHandle");
-    if (options && options->numOpt && !options->options)
+    *lazy = false;
+    if (!options)
+        return ACL_SUCCESS;
+    if (options->numOpt && !options->options)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "options->options is NULL but options->numOpt is %zu",
-                            options->numOpt);
-    struct binary *b = aclsim__calloc(1, sizeof *b);
-    char *path = aclsim__strdup(binPath);
-    if (!b || !path) {
-        free(b);
-        free(path);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
-    }
-    /* A path without '/' would search the library path; a binary is a file. */
-    char *local = NULL;
-    if (!strchr(binPath, '/')) {
-        if (!(local = aclsim__malloc(strlen(binPath) + 3))) {
-            free(b);
-            free(path);
-            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
+                            "options->options is NULL but options->numOpt is %zu", options->numOpt);
+    for (size_t i = 0; i < options->numOpt; i++) {
+        const aclrtBinaryLoadOption *o = &options->options[i];
+        switch ((int)o->type) {
+        case ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD:
+            if (o->value.isLazyLoad > 1)
+                return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                    "options->options[%zu].value.isLazyLoad is %u: 0 or 1", i,
+                                    o->value.isLazyLoad);
+            *lazy = o->value.isLazyLoad == 1;
+            break;
+        case ACL_RT_BINARY_LOAD_OPT_MAGIC:   /* which cores run it: every core here */
+            if (o->value.magic != ACL_RT_BINARY_MAGIC_ELF_AICORE &&
+                o->value.magic != ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE &&
+                o->value.magic != ACL_RT_BINARY_MAGIC_ELF_CUBE_CORE)
+                return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                    "options->options[%zu].value.magic 0x%x is not one of the "
+                                    "ACL_RT_BINARY_MAGIC_ELF_* values", i, o->value.magic);
+            break;
+        case ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE:
+            if (o->value.cpuKernelMode < 0 || o->value.cpuKernelMode > 2)
+                return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                    "options->options[%zu].value.cpuKernelMode is %d: 0, 1 or 2",
+                                    i, o->value.cpuKernelMode);
+            return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                                "AI CPU operators (ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE) are not "
+                                "simulated: a kernel binary holds AI Core kernels, shared objects "
+                                "built with ACLSIM_KERNEL_REGISTER or aclsim-cc");
+        default:
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "options->options[%zu].type %d is not a load option (1 to 3)", i,
+                                (int)o->type);
         }
-        strcat(strcpy(local, "./"), binPath);
+    }
+    return ACL_SUCCESS;
+}
+
+/* Loads the shared object at path (label names it in messages) and makes
+ * its handle. */
+static aclError load(const char *path, const char *label, size_t size, bool lazy,
+                     aclrtBinHandle *binHandle, const char *api)
+{
+    struct binary *b = aclsim__calloc(1, sizeof *b);
+    char *name = aclsim__strdup(label);
+    if (!b || !name) {
+        free(b);
+        free(name);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", label);
     }
     unsigned long failures = aclsim__tls_registration_failures;
-    b->dl = dlopen(local ? local : binPath, RTLD_NOW | RTLD_LOCAL);
-    free(local);
+    b->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (b->dl && aclsim__tls_registration_failures != failures) {
         /* Some of its variables or kernels could not be registered (out of
          * memory, or an address registered by another descriptor: R3 in
@@ -104,24 +144,30 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
         memcpy(why, aclsim__tls_registration_error, sizeof why);
         dlclose(b->dl);
         free(b);
-        free(path);
+        free(name);
         return aclsim__fail(code, api, "cannot register the kernels and variables of \"%s\": %s",
-                            binPath, why);
+                            label, why);
     }
     if (!b->dl) {
         const char *why = dlerror();
         free(b);
-        free(path);
+        free(name);
         return aclsim__fail(ACL_ERROR_INVALID_FILE, api, "cannot load kernel binary \"%s\": %s",
-                            binPath, why ? why : "unknown loader error");
+                            label, why ? why : "unknown loader error");
     }
-    b->path = path;
+    struct link_map *lm = NULL;
+    Dl_info di;
+    if (dlinfo(b->dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && dladdr(lm->l_ld, &di))
+        b->base = di.dli_fbase;
+    b->path = name;
+    b->size = size;
+    b->lazy = lazy;
     void *h = aclsim__handle_new(ACLSIM_H_BINARY, b);
     if (!h) {
         dlclose(b->dl);
         free(b->path);
         free(b);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", label);
     }
     b->handle = h;
     pthread_mutex_lock(&loaded_lock);
@@ -132,6 +178,134 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
     pthread_mutex_unlock(&loaded_lock);
     *binHandle = h;
     return ACL_SUCCESS;
+}
+
+aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
+                                 aclrtBinHandle *binHandle)
+{
+    static const char api[] = "aclrtBinaryLoadFromFile";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!binPath || !binHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !binPath ? "binPath" : "binHandle");
+    bool lazy;
+    aclError err = check_options(options, &lazy, api);
+    if (err)
+        return err;
+    /* A path without '/' would search the library path; a binary is a file. */
+    char *local = NULL;
+    if (!strchr(binPath, '/')) {
+        if (!(local = aclsim__malloc(strlen(binPath) + 3)))
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory loading \"%s\"", binPath);
+        strcat(strcpy(local, "./"), binPath);
+    }
+    struct stat st;
+    size_t size = stat(local ? local : binPath, &st) == 0 ? (size_t)st.st_size : 0;
+    err = load(local ? local : binPath, binPath, size, lazy, binHandle, api);
+    free(local);
+    return err;
+}
+
+/* Loads a binary from memory: the bytes go to an anonymous file the loader
+ * can open (memfd), closed again once loaded. */
+static aclError load_data(const void *data, size_t length, bool lazy, aclrtBinHandle *binHandle,
+                          const char *api)
+{
+    int fd = memfd_create("aclsim-binary", MFD_CLOEXEC);
+    if (fd < 0)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api,
+                            "cannot make an anonymous file for the binary's %zu bytes", length);
+    const char *p = data;
+    size_t left = length;
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w <= 0) {
+            close(fd);
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api,
+                                "cannot write the binary's %zu bytes to an anonymous file", length);
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    aclError err = load(path, "<memory>", length, lazy, binHandle, api);
+    close(fd);
+    return err;
+}
+
+aclError aclrtBinaryLoadFromData(const void *data, size_t length,
+                                 const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle)
+{
+    static const char api[] = "aclrtBinaryLoadFromData";
+    if (!data || !binHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !data ? "data" : "binHandle");
+    ACLSIM_REQUIRE_INIT(api);
+    if (!length)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "length is 0");
+    bool lazy;
+    aclError err = check_options(options, &lazy, api);
+    return err ? err : load_data(data, length, lazy, binHandle, api);
+}
+
+/* aclrtCreateBinary's description: the caller's data, not copied (as CANN). */
+struct binary_desc { const void *data; size_t len; };
+
+aclrtBinary aclrtCreateBinary(const void *data, size_t dataLen)
+{
+    static const char api[] = "aclrtCreateBinary";
+    if (!data) {
+        aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "data is NULL");
+        return NULL;
+    }
+    struct binary_desc *d = aclsim__malloc(sizeof *d);
+    void *h = d ? aclsim__handle_new(ACLSIM_H_BINARY_DESC, d) : NULL;
+    if (!h) {
+        free(d);
+        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+        return NULL;
+    }
+    *d = (struct binary_desc){data, dataLen};
+    return h;
+}
+
+aclError aclrtDestroyBinary(aclrtBinary binary)
+{
+    static const char api[] = "aclrtDestroyBinary";
+    if (!binary)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "binary is NULL");
+    pthread_mutex_lock(&loaded_lock);   /* against aclrtBinaryLoad reading it */
+    struct binary_desc *d = aclsim__handle_get(binary, ACLSIM_H_BINARY_DESC);
+    bool mine = d && aclsim__handle_free(binary);   /* false: a racing destroy won */
+    pthread_mutex_unlock(&loaded_lock);
+    if (!mine)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "binary %p is not a live aclrtBinary (destroyed, or never created)",
+                            binary);
+    free(d);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtBinaryLoad(const aclrtBinary binary, aclrtBinHandle *binHandle)
+{
+    static const char api[] = "aclrtBinaryLoad";
+    if (!binary || !binHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !binary ? "binary" : "binHandle");
+    ACLSIM_REQUIRE_INIT(api);
+    pthread_mutex_lock(&loaded_lock);
+    struct binary_desc *d = aclsim__handle_get(binary, ACLSIM_H_BINARY_DESC);
+    struct binary_desc copy = d ? *d : (struct binary_desc){NULL, 0};
+    pthread_mutex_unlock(&loaded_lock);
+    if (!d)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "binary %p is not a live aclrtBinary (destroyed, or never created)",
+                            binary);
+    if (!copy.len)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "binary %p describes 0 bytes (aclrtCreateBinary's dataLen)", binary);
+    return load_data(copy.data, copy.len, false, binHandle, api);
 }
 
 aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
@@ -248,6 +422,143 @@ aclError aclrtBinaryGetGlobal(aclrtBinHandle binHandle, const char *name, void *
         *dptr = p;
     }
 out:
+    pthread_mutex_unlock(&loaded_lock);
+    return err;
+}
+
+/* The loaded binary whose mapping holds kernel k's function (loaded_lock
+ * held), or NULL: a kernel of the program itself. */
+static struct binary *binary_of_kernel(const aclsimKernel *k)
+{
+    Dl_info di;
+    if (!dladdr(k->function, &di))
+        return NULL;
+    for (struct binary *b = loaded; b; b = b->next)
+        if (b->base && b->base == di.dli_fbase)
+            return b;
+    return NULL;
+}
+
+aclError aclrtBinaryGetDevAddress(const aclrtBinHandle binHandle, void **binAddr, size_t *binSize)
+{
+    static const char api[] = "aclrtBinaryGetDevAddress";
+    if (!binHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "binHandle is NULL");
+    ACLSIM_REQUIRE_INIT(api);
+    if (!binAddr || !binSize)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s is NULL",
+                            !binAddr ? "binAddr" : "binSize");
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
+    struct binary *b = binary_of(binHandle, api, &err);
+    if (b) {   /* device memory is this address space: where the loader mapped it */
+        *binAddr = b->lazy ? NULL : b->base;
+        *binSize = b->size;
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    return err;
+}
+
+aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle binHandle, uint64_t funcEntry,
+                                       aclrtFuncHandle *funcHandle)
+{
+    static const char api[] = "aclrtBinaryGetFunctionByEntry";
+    if (!binHandle || !funcHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !binHandle ? "binHandle" : "funcHandle");
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
+    struct binary *b = binary_of(binHandle, api, &err);
+    if (b) {
+        /* A kernel's entry is its function's address (aclrtGetFunctionAddr). */
+        const aclsimKernel *k = aclsim__kernel_by_function((const void *)(uintptr_t)funcEntry);
+        if (!k || binary_of_kernel(k) != b)
+            err = aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, api,
+                               "kernel binary \"%s\" has no registered kernel at entry 0x%llx "
+                               "(an entry is a kernel's address, as aclrtGetFunctionAddr gives)",
+                               b->path, (unsigned long long)funcEntry);
+        else
+            *funcHandle = k->handle;
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    return err;
+}
+
+aclError aclrtBinarySetExceptionCallback(aclrtBinHandle binHandle,
+                                         aclrtOpExceptionCallback callback, void *userData)
+{
+    static const char api[] = "aclrtBinarySetExceptionCallback";
+    if (!binHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "binHandle is NULL");
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
+    struct binary *b = binary_of(binHandle, api, &err);
+    if (b) {   /* the last one set wins; NULL removes it */
+        b->on_exception = callback;
+        b->on_exception_data = userData;
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    return err;
+}
+
+void aclsim__binary_exception(void *func, aclrtExceptionInfo *info)
+{
+    const aclsimKernel *k = aclsim__handle_get(func, ACLSIM_H_FUNC);
+    if (!k)
+        return;
+    pthread_mutex_lock(&loaded_lock);
+    struct binary *b = binary_of_kernel(k);
+    aclrtOpExceptionCallback cb = b ? b->on_exception : NULL;
+    void *data = b ? b->on_exception_data : NULL;
+    pthread_mutex_unlock(&loaded_lock);
+    if (cb)
+        cb(info, data);
+}
+
+aclError aclrtFunctionGetBinary(const aclrtFuncHandle funcHandle, aclrtBinHandle *binHandle)
+{
+    static const char api[] = "aclrtFunctionGetBinary";
+    if (!funcHandle || !binHandle)   /* CANN's runtime checks these */
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s is NULL",
+                            !funcHandle ? "funcHandle" : "binHandle");
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
+    const aclsimKernel *k = aclsim__handle_get(funcHandle, ACLSIM_H_FUNC);
+    struct binary *b = k ? binary_of_kernel(k) : NULL;
+    if (!k)
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                           "funcHandle %p is not a live kernel handle (its binary may have been "
+                           "unloaded)", funcHandle);
+    else if (!b)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "kernel %s belongs to no loaded binary: the program registers it "
+                           "itself (aclrtGetFuncBySymbol's kernels have no binary)", k->name);
+    else
+        *binHandle = b->handle;
+    pthread_mutex_unlock(&loaded_lock);
+    return err;
+}
+
+aclError aclrtRegisterCpuFunc(const aclrtBinHandle handle, const char *funcName,
+                              const char *kernelName, aclrtFuncHandle *funcHandle)
+{
+    static const char api[] = "aclrtRegisterCpuFunc";
+    if (!handle || !funcName || !kernelName || !funcHandle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !handle ? "handle" : !funcName ? "funcName"
+                                               : !kernelName ? "kernelName" : "funcHandle");
+    ACLSIM_REQUIRE_INIT(api);
+    aclError err = ACL_SUCCESS;
+    pthread_mutex_lock(&loaded_lock);
+    struct binary *b = binary_of(handle, api, &err);
+    if (b)   /* CPU-mode loads are refused (207000), so no binary holds AI CPU operators */
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "kernel binary \"%s\" holds AI Core kernels: aclrtRegisterCpuFunc is "
+                           "for AI CPU operators only (find %s with aclrtBinaryGetFunction)",
+                           b->path, funcName);
     pthread_mutex_unlock(&loaded_lock);
     return err;
 }

@@ -243,6 +243,8 @@ void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t,
         .deviceid = (uint32_t)dev->id, .retcode = (uint32_t)code,
         .args = d->args, .args_len = d->args_len, .func = d->func};
     call_exception_callbacks(&info);
+    if (t->kind == ACLSIM_TASK_KERNEL && d->func)   /* aclrtBinarySetExceptionCallback's */
+        aclsim__binary_exception(d->func, &info);
 }
 
 static aclError report_context(struct aclsim__context *ctx, const char *api, const char *how)

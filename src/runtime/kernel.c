@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -134,8 +135,7 @@ aclError aclrtGetFuncBySymbol(const void *symbol, aclrtFuncHandle *funcHandle)
     return ACL_SUCCESS;
 }
 
-/* Byte offsets of each parameter when packed in order with natural alignment. */
-static size_t packed_layout(const aclsimKernel *k, size_t *offsets, size_t *max_align)
+size_t aclsim__kernel_layout(const aclsimKernel *k, size_t *offsets, size_t *max_align)
 {
     size_t end = 0;
     *max_align = 1;
@@ -288,9 +288,6 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     aclsim__tls_device_slot = ACLSIM_HOST_SLOT;
 }
 
-/* Size of a launch's argument block (the pointer table, then the values). */
-static uint32_t args_size(const aclsimKernel *k);
-
 aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
                                 struct aclsim__fault_detail *d)
 {
@@ -298,6 +295,9 @@ aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task 
     b.job.run = run_block;
     b.job.count = t->u.kernel.blocks;
     uint64_t limit = aclsim__op_execute_timeout_ns();
+    if (t->u.kernel.timeout_us)   /* the launch's own (ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT*) */
+        limit = t->u.kernel.timeout_us == UINT32_MAX ? UINT64_MAX
+                                                     : (uint64_t)t->u.kernel.timeout_us * 1000u;
     uint64_t start = aclsim__now_ns();
     if (t->u.kernel.blocks == 1 || t->u.kernel.cores == 1) {
         for (uint32_t i = 0; i < t->u.kernel.blocks; i++)
@@ -317,101 +317,313 @@ aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task 
         code = ACL_ERROR_RT_AICORE_TIMEOUT;
         snprintf(d->why, sizeof d->why,
                  "ran %" PRIu64 " us (%u blocks), past the op execute timeout of %" PRIu64
-                 " us (aclrtSetOpExecuteTimeOut*)", took / 1000, t->u.kernel.blocks,
-                 limit / 1000);
+                 " us (%s)", took / 1000, t->u.kernel.blocks, limit / 1000,
+                 t->u.kernel.timeout_us ? "its launch's ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT*"
+                                        : "aclrtSetOpExecuteTimeOut*");
     }
     if (code) {
         d->args = t->u.kernel.argbuf;
-        d->args_len = args_size(t->u.kernel.kernel);
+        d->args_len = t->u.kernel.args_len;
         d->func = t->u.kernel.kernel->handle;
     }
     return code;
 }
 
-static uint32_t args_size(const aclsimKernel *k)
+/* ---- launches --------------------------------------------------------------- */
+
+const aclsimKernel *aclsim__kernel_of(const void *func)
 {
-    size_t offsets[16], max_align;
-    size_t need = packed_layout(k, offsets, &max_align);
-    if (max_align < sizeof(void *))
-        max_align = sizeof(void *);
-    size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
-    return need ? (uint32_t)(table + need) : 0;
+    const aclsimKernel *k = aclsim__handle_get(func, ACLSIM_H_FUNC);
+    return k ? k : aclsim__kernel_by_function(func);
 }
 
-/* Common part of both launches: validation, then the task. The arguments
- * come either packed (argsData of aclrtLaunchKernel) or as args[i] pointers. */
-static aclError launch(void *func, uint32_t numBlocks, aclrtStream stream, const char *api,
-                       const void *packed, size_t packed_size, void **args)
+/* The families where an attribute means something (CANN's reference). */
+#define INFERENCE_ONLY ACLSIM_FAMILIES(INFERENCE)
+#define A5_ONLY ACLSIM_FAMILIES(A5)
+
+static aclError attr_range(const char *api, size_t i, const char *field, unsigned value,
+                           unsigned end)
 {
-    ACLSIM_REQUIRE_INIT(api);
-    if (!func)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "funcHandle is NULL");
-    const aclsimKernel *k = aclsim__handle_get(func, ACLSIM_H_FUNC);
-    if (!k)
-        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
-                            "funcHandle %p is not a live kernel handle (from "
-                            "aclrtGetFuncBySymbol or aclrtBinaryGetFunction; its binary may "
-                            "have been unloaded)", func);
+    return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                        "cfg->attrs[%zu].value.%s is %u, out of range [0, %u)", i, field, value,
+                        end);
+}
+
+static aclError attr_family(const char *api, size_t i, const char *attr, unsigned families,
+                            const char *products)
+{
+    const struct aclsim__soc *soc = aclsim__soc_current();
+    if (families & (1u << soc->family))
+        return ACL_SUCCESS;
+    return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                        "cfg->attrs[%zu]: %s is supported on %s only, not on SoC %s", i, attr,
+                        products, soc->name);
+}
+
+/* Launch attributes, checked as CANN's runtime does (107000 for a bad value).
+ * Accepted without effect, because nothing observable depends on them on a
+ * CPU: the scheduling mode, the engine type (Atlas inference products),
+ * block-task prefetch and per-task profiling (aclsim has no profiling
+ * session to report to). The timeouts are honoured. The rest is 207000. */
+aclError aclsim__launch_cfg_parse(const char *api, const aclrtLaunchKernelCfg *cfg,
+                                  const aclsimKernel *k, struct aclsim__launch_cfg *out)
+{
+    out->timeout_us = 0;
+    if (!cfg)
+        return ACL_SUCCESS;
+    if (cfg->numAttrs && !cfg->attrs)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "cfg->attrs is NULL but cfg->numAttrs is %zu", cfg->numAttrs);
+    bool seconds = false, micros = false;
+    aclError err = ACL_SUCCESS;
+    for (size_t i = 0; i < cfg->numAttrs && !err; i++) {
+        const aclrtLaunchKernelAttrValue *v = &cfg->attrs[i].value;
+        switch ((int)cfg->attrs[i].id) {
+        case ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE:
+            if (v->schemMode >= 2)
+                err = attr_range(api, i, "schemMode", v->schemMode, 2);
+            break;
+        case ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE:
+            if (v->dynUBufSize &&
+                !(err = attr_family(api, i, "ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE", A5_ONLY,
+                                    "Ascend 950")))
+                err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                   "cfg->attrs[%zu].value.dynUBufSize is %u, but kernel %s is not "
+                                   "a SIMT kernel (aclsim's kernels are SIMD): it must be 0",
+                                   i, v->dynUBufSize, k->name);
+            break;
+        case ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE:
+            if ((unsigned)v->engineType > ACL_RT_ENGINE_TYPE_AIV)
+                err = attr_range(api, i, "engineType", (unsigned)v->engineType, 2);
+            else
+                err = attr_family(api, i, "ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE", INFERENCE_ONLY,
+                                  "Atlas inference products");
+            break;
+        case ACL_RT_LAUNCH_KERNEL_ATTR_BLOCKDIM_OFFSET:
+            if (!(err = attr_family(api, i, "ACL_RT_LAUNCH_KERNEL_ATTR_BLOCKDIM_OFFSET",
+                                    INFERENCE_ONLY, "Atlas inference products")) &&
+                v->blockDimOffset)
+                err = aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                                   "cfg->attrs[%zu].value.blockDimOffset is %u: splitting one "
+                                   "kernel's blocks between the AI Cores and the Vector Cores is "
+                                   "not simulated (launch all blocks in one launch)", i,
+                                   v->blockDimOffset);
+            break;
+        case ACL_RT_LAUNCH_KERNEL_ATTR_BLOCK_TASK_PREFETCH:
+            if (v->isBlockTaskPrefetch > 1)
+                err = attr_range(api, i, "isBlockTaskPrefetch", v->isBlockTaskPrefetch, 2);
+            break;
+        case ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP:
+            if (v->isDataDump > 1)
+                err = attr_range(api, i, "isDataDump", v->isDataDump, 2);
+            else if (v->isDataDump)
+                err = aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                                   "cfg->attrs[%zu]: data dump (isDataDump 1) is not simulated", i);
+            break;
+        case ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT:
+            seconds = true;   /* 0: wait forever */
+            out->timeout_us = v->timeout ? (uint32_t)v->timeout * 1000000u : UINT32_MAX;
+            break;
+        case ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US: {
+            micros = true;
+            uint64_t us = (uint64_t)v->timeoutUs.timeoutHigh << 32 | v->timeoutUs.timeoutLow;
+            out->timeout_us = us && us < UINT32_MAX ? (uint32_t)us : UINT32_MAX;
+            break;
+        }
+        case ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING:
+            if (v->enableProfiling > 1)
+                err = attr_range(api, i, "enableProfiling", v->enableProfiling, 2);
+            break;
+        default:
+            err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                               "cfg->attrs[%zu].id %d is not a launch attribute: it should be in "
+                               "[%d, %d]", i, (int)cfg->attrs[i].id,
+                               ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE,
+                               ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING);
+        }
+    }
+    if (!err && seconds && micros)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "the ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT(7) and "
+                           "ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US(8) attributes cannot be carried "
+                           "at the same time");
+    return err;
+}
+
+char *aclsim__args_block(const aclsimKernel *k, size_t n, char **values, size_t *len)
+{
+    size_t offsets[16], max_align;
+    aclsim__kernel_layout(k, offsets, &max_align);
+    if (max_align < 16)
+        max_align = 16;   /* also aligns placeholder data and 8-byte argument slots */
+    size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
+    char *buf = aclsim__aligned_alloc(max_align, table + (n ? n : 1));
+    if (buf) {
+        *values = buf + table;
+        *len = table + (n ? n : 1);
+    }
+    return buf;
+}
+
+static aclError check_blocks(const aclsimKernel *k, uint32_t numBlocks, const char *api)
+{
     if (numBlocks == 0 || numBlocks > ACLSIM_MAX_BLOCKS)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "numBlocks %u is out of range for kernel %s: 1 to %u", numBlocks,
                             k->name, ACLSIM_MAX_BLOCKS);
-    size_t offsets[16], max_align;
-    size_t need = packed_layout(k, offsets, &max_align);
-    if (k->num_params && !packed && !args)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "kernel %s takes %u argument(s) but %s is NULL", k->name,
-                            k->num_params, packed_size ? "argsData" : "args");
-    if (packed) {
-        size_t padded = (need + max_align - 1) & ~(max_align - 1);
-        if (packed_size < need || packed_size > padded)
-            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                                "argsSize %zu does not match kernel %s: its %u argument(s) "
-                                "packed with natural alignment take %zu bytes", packed_size,
-                                k->name, k->num_params, need);
-    }
-    if (args)
-        for (uint32_t i = 0; i < k->num_params; i++)
-            if (!args[i])
-                return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                                    "args[%u] is NULL (kernel %s takes %u arguments)", i,
-                                    k->name, k->num_params);
+    return ACL_SUCCESS;
+}
+
+static aclError dead_func(const void *func, const char *api)
+{
+    return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                        "funcHandle %p is not a live kernel handle (from aclrtGetFuncBySymbol or "
+                        "aclrtBinaryGetFunction; its binary may have been unloaded) nor a "
+                        "registered kernel function", func);
+}
+
+aclError aclsim__launch_built(const aclsimKernel *k, uint32_t numBlocks, aclrtStream stream,
+                              const struct aclsim__launch_cfg *c, char *buf, size_t len,
+                              const char *api)
+{
     struct aclsim__context *ctx = NULL;
     struct aclsim__sref s;
     aclError err = aclsim__stream_resolve(stream, api, &ctx, &s);
-    if (err)
+    if (!err)
+        err = aclsim__symbols_instantiate_all(ctx, api);
+    if (err) {
+        free(buf);
         return err;
-    if ((err = aclsim__symbols_instantiate_all(ctx, api)))
-        return err;
+    }
     struct aclsim__task t = {.kind = ACLSIM_TASK_KERNEL, .label = k->name,
-                             .u.kernel = {.kernel = k, .blocks = numBlocks,
+                             .u.kernel = {.kernel = k, .blocks = numBlocks, .argbuf = buf,
                                           .cores = aclsim__kernel_core_limit(aclsim__context_device(ctx)),
                                           .sat_mode = atomic_load(&s.s->sat_mode),
-                                          .overflow_check = atomic_load(&s.s->overflow_check)}};
-    /* One block: the argument pointers, then the values, aligned for the
-     * most aligned parameter (invoke reads them in place). Invariant: a
-     * kernel with parameters always gets a table with one valid pointer per
-     * parameter, even when every parameter is zero-size (a GNU C empty
-     * struct: need == 0), so invoke never dereferences a NULL table; the
-     * values area then is one byte nobody reads. Without parameters there
-     * is no buffer and invoke ignores args. */
-    if (max_align < sizeof(void *))
-        max_align = sizeof(void *);
-    size_t table = (k->num_params * sizeof(void *) + max_align - 1) & ~(max_align - 1);
-    char *buf = k->num_params ? aclsim__aligned_alloc(max_align, table + (need ? need : 1))
-                              : NULL;
-    if (k->num_params && !buf)
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
-                            k->name);
-    for (uint32_t i = 0; i < k->num_params; i++) {
-        memcpy(buf + table + offsets[i], packed ? (const char *)packed + offsets[i] : args[i],
-               k->param_size[i]);
-        ((void **)buf)[i] = buf + table + offsets[i];
-    }
-    t.u.kernel.argbuf = buf;
+                                          .overflow_check = atomic_load(&s.s->overflow_check),
+                                          .args_len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
+                                          .timeout_us = c ? c->timeout_us : 0}};
     if ((err = aclsim__submit(s, &t, api, NULL)))
         free(buf);
     return err;
+}
+
+/* Where a launch's argument values come from: argsData / hostArgs (packed
+ * with natural alignment; host: placeholder data may follow the values, and
+ * placeholders are rewritten to point at the launch's copy of it), or one
+ * pointer per parameter. */
+struct launch_src {
+    const void *packed;
+    size_t packed_size;
+    void **args;
+    bool host;
+    const aclrtPlaceHolderInfo *ph;
+    size_t nph;
+};
+
+static aclError check_placeholders(const aclsimKernel *k, const size_t *offsets,
+                                   const struct launch_src *src, const char *api)
+{
+    if (src->nph && !src->ph)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "placeHolderArray is NULL but placeHolderNum is %zu", src->nph);
+    for (size_t i = 0; i < src->nph; i++) {
+        const aclrtPlaceHolderInfo *p = &src->ph[i];
+        if (p->addrOffset >= src->packed_size || p->dataOffset >= src->packed_size)
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "placeHolderArray[%zu].%s %u should be less than argsSize %zu", i,
+                                p->addrOffset >= src->packed_size ? "addrOffset" : "dataOffset",
+                                p->addrOffset >= src->packed_size ? p->addrOffset : p->dataOffset,
+                                src->packed_size);
+        uint32_t j = 0;
+        while (j < k->num_params &&
+               !(offsets[j] == p->addrOffset && k->param_size[j] == sizeof(void *)))
+            j++;
+        if (j == k->num_params)
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "placeHolderArray[%zu].addrOffset %u is not the offset of a "
+                                "pointer parameter of kernel %s (aclrtFunctionGetParamInfo gives "
+                                "each parameter's offset and size)", i, p->addrOffset, k->name);
+    }
+    return ACL_SUCCESS;
+}
+
+/* The kernel of an aclrtFuncHandle argument, or (by_function: a `void *func`
+ * argument, as CANN's reference allows for mixed builds) of a kernel
+ * function itself. */
+static const aclsimKernel *kernel_arg(const void *func, bool by_function)
+{
+    return by_function ? aclsim__kernel_of(func) : aclsim__handle_get(func, ACLSIM_H_FUNC);
+}
+
+static aclError launch(void *func, bool by_function, uint32_t numBlocks, aclrtStream stream,
+                       const char *api, const aclrtLaunchKernelCfg *cfg,
+                       const struct launch_src *src)
+{
+    ACLSIM_REQUIRE_INIT(api);
+    if (!func)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "funcHandle is NULL");
+    const aclsimKernel *k = kernel_arg(func, by_function);
+    if (!k)
+        return dead_func(func, api);
+    struct aclsim__launch_cfg c;
+    aclError err = check_blocks(k, numBlocks, api);
+    if (err || (err = aclsim__launch_cfg_parse(api, cfg, k, &c)))
+        return err;
+    size_t offsets[16], max_align;
+    size_t need = aclsim__kernel_layout(k, offsets, &max_align);
+    if (k->num_params && !src->packed && !src->args)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "kernel %s takes %u argument(s) but %s is NULL", k->name,
+                            k->num_params, src->packed_size ? "argsData" : "args");
+    if (src->packed && !src->host) {
+        size_t padded = (need + max_align - 1) & ~(max_align - 1);
+        if (src->packed_size < need || src->packed_size > padded)
+            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                "argsSize %zu does not match kernel %s: its %u argument(s) "
+                                "packed with natural alignment take %zu bytes", src->packed_size,
+                                k->name, k->num_params, need);
+    }
+    if (src->host) {
+        if (src->packed_size < need)
+            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                "argsSize %zu is too small for kernel %s: its %u argument(s) "
+                                "packed with natural alignment take %zu bytes (placeholder data "
+                                "follows them)", src->packed_size, k->name, k->num_params, need);
+        if ((err = check_placeholders(k, offsets, src, api)))
+            return err;
+    }
+    if (src->args)
+        for (uint32_t i = 0; i < k->num_params; i++)
+            if (!src->args[i])
+                return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                    "args[%u] is NULL (kernel %s takes %u arguments)", i,
+                                    k->name, k->num_params);
+    /* Invariant: a kernel with parameters always gets a table with one valid
+     * pointer per parameter, even when every parameter is zero-size (a GNU C
+     * empty struct: need == 0), so invoke never dereferences a NULL table.
+     * Without parameters there is no buffer and invoke ignores args. */
+    char *buf = NULL, *values = NULL;
+    size_t len = 0;
+    if (k->num_params) {
+        size_t n = src->host ? src->packed_size : need;
+        if (!(buf = aclsim__args_block(k, n, &values, &len)))
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
+                                k->name);
+        if (src->host)
+            memcpy(values, src->packed, n);
+        for (uint32_t i = 0; i < k->num_params; i++) {
+            if (!src->host)
+                memcpy(values + offsets[i],
+                       src->packed ? (const char *)src->packed + offsets[i] : src->args[i],
+                       k->param_size[i]);
+            ((void **)buf)[i] = values + offsets[i];
+        }
+        for (size_t i = 0; i < src->nph; i++) {   /* now pointing at the launch's copy */
+            void *data = values + src->ph[i].dataOffset;
+            memcpy(values + src->ph[i].addrOffset, &data, sizeof data);
+        }
+    }
+    return aclsim__launch_built(k, numBlocks, stream, &c, buf, len, api);
 }
 
 aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
@@ -421,19 +633,260 @@ aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const
     if (!argsData && argsSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel",
                             "argsData is NULL but argsSize is %zu", argsSize);
-    return launch(funcHandle, numBlocks, stream, "aclrtLaunchKernel",
-                  argsData ? argsData : (const void *)"", argsSize, NULL);
+    struct launch_src src = {.packed = argsData ? argsData : (const void *)"",
+                             .packed_size = argsSize};
+    return launch(funcHandle, false, numBlocks, stream, "aclrtLaunchKernel", NULL, &src);
+}
+
+aclError aclrtLaunchKernelV2(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
+                             size_t argsSize, aclrtLaunchKernelCfg *cfg, aclrtStream stream)
+{
+    static const char api[] = "aclrtLaunchKernelV2";
+    if (!funcHandle || !argsData)   /* CANN's ACL layer checks both first */
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !funcHandle ? "funcHandle" : "argsData");
+    struct launch_src src = {.packed = argsData, .packed_size = argsSize};
+    return launch(funcHandle, false, numBlocks, stream, api, cfg, &src);
+}
+
+aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
+                                       aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+                                       void *hostArgs, size_t argsSize,
+                                       aclrtPlaceHolderInfo *placeHolderArray,
+                                       size_t placeHolderNum)
+{
+    static const char api[] = "aclrtLaunchKernelWithHostArgs";
+    if (!funcHandle || !hostArgs)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !funcHandle ? "funcHandle" : "hostArgs");
+    struct launch_src src = {.packed = hostArgs, .packed_size = argsSize, .host = true,
+                             .ph = placeHolderArray, .nph = placeHolderNum};
+    return launch(funcHandle, false, numBlocks, stream, api, cfg, &src);
 }
 
 aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStream stream,
                                         aclrtLaunchKernelCfg *cfg, void **args)
 {
-    static const char api[] = "aclrtLaunchKernelWithArgsArray";
+    struct launch_src src = {.args = args};
+    return launch(func, true, numBlocks, stream, "aclrtLaunchKernelWithArgsArray", cfg, &src);
+}
+
+/* SIMT kernels (a grid of thread blocks, Ascend 950 only) do not exist in
+ * aclsim: every kernel is a SIMD kernel run block by block. */
+static aclError simt_launch(void *func, dim3 gridDim, dim3 blockDim, const char *api)
+{
     ACLSIM_REQUIRE_INIT(api);
-    if (cfg && cfg->numAttrs && !cfg->attrs)
+    aclError err = aclsim__soc_check(api, A5_ONLY);
+    if (err)
+        return err;
+    const aclsimKernel *k = kernel_arg(func, true);
+    if (!k)
+        return dead_func(func, api);
+    if (!gridDim.x || !gridDim.y || !gridDim.z || !blockDim.x || !blockDim.y || !blockDim.z)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "gridDim [%u,%u,%u] and blockDim [%u,%u,%u] must be greater than 0 in "
+                            "every dimension", gridDim.x, gridDim.y, gridDim.z, blockDim.x,
+                            blockDim.y, blockDim.z);
+    return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                        "kernel %s is not a SIMT kernel: this function launches SIMT kernels only, "
+                        "and aclsim's kernels are SIMD kernels (launch it with "
+                        "aclrtLaunchKernelWithArgsArray or aclrtLaunchKernelWithHostArgs)",
+                        k->name);
+}
+
+aclError aclrtLaunchSIMTKernelWithArgsArray(void *func, dim3 gridDim, dim3 blockDim,
+                                            size_t dynUbufSize, aclrtStream stream,
+                                            aclrtLaunchKernelCfg *cfg, void **args)
+{
+    static const char api[] = "aclrtLaunchSIMTKernelWithArgsArray";
+    (void)dynUbufSize, (void)stream, (void)cfg, (void)args;
+    if (!func)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "func is NULL");
+    return simt_launch(func, gridDim, blockDim, api);
+}
+
+aclError aclrtLaunchSIMTKernelWithHostArgs(void *func, dim3 gridDim, dim3 blockDim,
+                                           size_t dynUbufSize, aclrtStream stream,
+                                           aclrtLaunchKernelCfg *cfg, void *hostArgs,
+                                           size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray,
+                                           size_t placeHolderNum)
+{
+    static const char api[] = "aclrtLaunchSIMTKernelWithHostArgs";
+    (void)dynUbufSize, (void)stream, (void)cfg, (void)placeHolderArray, (void)placeHolderNum;
+    if (!func || !hostArgs || !argsSize)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s",
+                            !func ? "func is NULL" : !hostArgs ? "hostArgs is NULL"
+                                                               : "argsSize is 0");
+    return simt_launch(func, gridDim, blockDim, api);
+}
+
+/* ---- function queries --------------------------------------------------------- */
+
+/* The kernel of a function handle for the query functions: 107000 for NULL
+ * where CANN's ACL layer leaves the check to its runtime (null_code),
+ * 107017 for a dead handle. */
+static const aclsimKernel *query_kernel(const void *func, bool by_function, const char *api,
+                                        aclError null_code, aclError *err)
+{
+    const aclsimKernel *k = NULL;
+    *err = ACL_SUCCESS;
+    if (!func)
+        *err = aclsim__fail(null_code, api, "funcHandle is NULL");
+    else if (!aclsim__initialized())
+        *err = aclsim__not_initialized(api);
+    else if (!(k = kernel_arg(func, by_function)))
+        *err = dead_func(func, api);
+    return k;
+}
+
+aclError aclrtFunctionGetParamCount(const void *func, size_t *paramCount)
+{
+    static const char api[] = "aclrtFunctionGetParamCount";
+    if (!func || !paramCount)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !func ? "func" : "paramCount");
+    aclError err;
+    const aclsimKernel *k = query_kernel(func, true, api, ACL_ERROR_INVALID_PARAM, &err);
+    if (k)
+        *paramCount = k->num_params;
+    return err;
+}
+
+aclError aclrtFunctionGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset,
+                                   size_t *paramSize)
+{
+    static const char api[] = "aclrtFunctionGetParamInfo";
+    if (!func)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "func is NULL");
+    if (!paramOffset && !paramSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "cfg->attrs is NULL but cfg->numAttrs is %zu", cfg->numAttrs);
-    return launch(func, numBlocks, stream, api, NULL, 0, args);
+                            "paramOffset and paramSize cannot both be NULL");
+    aclError err;
+    const aclsimKernel *k = query_kernel(func, true, api, ACL_ERROR_INVALID_PARAM, &err);
+    if (!k)
+        return err;
+    if (paramIndex >= k->num_params)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "paramIndex %zu is out of range [0, %u) for kernel %s", paramIndex,
+                            k->num_params, k->name);
+    size_t offsets[16], max_align;
+    aclsim__kernel_layout(k, offsets, &max_align);
+    if (paramOffset)
+        *paramOffset = offsets[paramIndex];
+    if (paramSize)
+        *paramSize = k->param_size[paramIndex];
+    return ACL_SUCCESS;
+}
+
+aclError aclrtFunctionGetAvailDynUbufPerBlock(void *func, uint32_t flags, size_t *dynamicUbufSize)
+{
+    static const char api[] = "aclrtFunctionGetAvailDynUbufPerBlock";
+    if (!func || !dynamicUbufSize)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !func ? "func" : "dynamicUbufSize");
+    if (flags)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "flags is %u; it must be 0", flags);
+    aclError err;
+    if (query_kernel(func, true, api, ACL_ERROR_INVALID_PARAM, &err))
+        *dynamicUbufSize = 0;   /* as CANN for every non-SIMT kernel */
+    return err;
+}
+
+aclError aclrtGetFunctionName(aclrtFuncHandle funcHandle, uint32_t maxLen, char *name)
+{
+    static const char api[] = "aclrtGetFunctionName";
+    if (!name)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "name is NULL");
+    aclError err;
+    const aclsimKernel *k = query_kernel(funcHandle, false, api, ACL_ERROR_RT_PARAM_INVALID, &err);
+    if (!k)
+        return err;
+    size_t n = strlen(k->name);
+    if (maxLen < n + 1)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "maxLen %u is too small for kernel name \"%s\": it should be greater "
+                            "than or equal to %zu", maxLen, k->name, n + 1);
+    memcpy(name, k->name, n + 1);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetFunctionAddr(aclrtFuncHandle funcHandle, void **aicAddr, void **aivAddr)
+{
+    static const char api[] = "aclrtGetFunctionAddr";
+    if (!funcHandle || !aicAddr || !aivAddr)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !funcHandle ? "funcHandle" : !aicAddr ? "aicAddr" : "aivAddr");
+    aclError err;
+    const aclsimKernel *k = query_kernel(funcHandle, false, api, ACL_ERROR_INVALID_PARAM, &err);
+    if (k)   /* one code for every core: the kernel's C function */
+        *aicAddr = *aivAddr = (void *)(uintptr_t)k->function;
+    return err;
+}
+
+aclError aclrtGetFunctionSize(aclrtFuncHandle funcHandle, size_t *aicSize, size_t *aivSize)
+{
+    static const char api[] = "aclrtGetFunctionSize";
+    aclError err;
+    const aclsimKernel *k = query_kernel(funcHandle, false, api, ACL_ERROR_RT_PARAM_INVALID, &err);
+    if (!k)
+        return err;
+    if (!aicSize || !aivSize)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s is NULL",
+                            !aicSize ? "aicSize" : "aivSize");
+    if ((err = aclsim__soc_check(api, ACLSIM_A5_A3_A2 | INFERENCE_ONLY)))
+        return err;
+    /* The size of the function's code, from its ELF symbol. */
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1(k->function, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+        info.dli_saddr != k->function || !sym->st_size)
+        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                            "the code size of kernel %s is not known: its function is not an "
+                            "exported symbol of its object (a static function, or a program "
+                            "linked without -rdynamic)", k->name);
+    *aicSize = *aivSize = (size_t)sym->st_size;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtGetFunctionAttribute(aclrtFuncHandle funcHandle, aclrtFuncAttribute attrType,
+                                   int64_t *attrValue)
+{
+    static const char api[] = "aclrtGetFunctionAttribute";
+    if (!funcHandle || !attrValue)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !funcHandle ? "funcHandle" : "attrValue");
+    aclError err;
+    const aclsimKernel *k = query_kernel(funcHandle, false, api, ACL_ERROR_INVALID_PARAM, &err);
+    if (!k)
+        return err;
+    switch ((int)attrType) {
+    case ACL_FUNC_ATTR_KERNEL_TYPE:
+        *attrValue = ACL_KERNEL_TYPE_AICORE;   /* runs on any core of the device */
+        return ACL_SUCCESS;
+    case ACL_FUNC_ATTR_KERNEL_RATIO: {
+        unsigned ratio = ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2) | INFERENCE_ONLY;
+        if ((err = aclsim__soc_check(api, ratio)))
+            return err;
+        /* The SoC's cube : vector core ratio (src/soc.def), reduced. */
+        const struct aclsim__soc *soc = aclsim__soc_current();
+        uint32_t a = soc->aicore, b = soc->vector;
+        while (b) {
+            uint32_t r = a % b;
+            a = b;
+            b = r;
+        }
+        uint16_t cube = (uint16_t)(a ? soc->aicore / a : 0), vec = (uint16_t)(a ? soc->vector / a : 0);
+        *attrValue = (int64_t)((uint32_t)cube << 16 | vec);
+        return ACL_SUCCESS;
+    }
+    case ACL_FUNC_ATTR_KERNEL_SCHED_MODE:
+        *attrValue = 0;   /* normal scheduling */
+        return ACL_SUCCESS;
+    default:
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "attrType %d is out of range [%d, %d]", (int)attrType,
+                            ACL_FUNC_ATTR_KERNEL_TYPE, ACL_FUNC_ATTR_KERNEL_SCHED_MODE);
+    }
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE). */

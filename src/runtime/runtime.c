@@ -122,6 +122,7 @@ static void finalize_forked(void)
     aclsim__notifies_forget_after_fork();
     aclsim__waits_forget_after_fork();
     aclsim__binaries_forget_after_fork();
+    aclsim__kargs_forget_after_fork();
     aclsim__memory_forget_after_fork();
     aclsim__ranges_forget_after_fork();
     aclsim__ranges_finalize();
@@ -151,6 +152,7 @@ static aclError finalize(bool run_callbacks)
         finalize_forked();
         pthread_mutex_unlock(&aclsim__rt.lock);
         aclsim__binaries_finalize();
+        aclsim__kargs_finalize();
         return ACL_SUCCESS;
     }
     if (!aclsim__initialized())
@@ -194,6 +196,7 @@ static aclError finalize(bool run_callbacks)
      * default device): unload without rt.lock; finalizing still holds. */
     pthread_mutex_unlock(&aclsim__rt.lock);
     aclsim__binaries_finalize();
+    aclsim__kargs_finalize();
     pthread_mutex_lock(&aclsim__rt.lock);
     aclsim__events_finalize();
     aclsim__callbacks_finalize();
