@@ -268,6 +268,14 @@ const struct aclsim__soc *aclsim__soc_current(void);
 #define ACLSIM_ALL_BUT_IPV (0x7fu & ~ACLSIM_FAMILIES(IPV))
 #define ACLSIM_A5_A3_A2 (ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2))
 aclError aclsim__soc_check(const char *api, unsigned families);
+/* ACLSIM_REQUIRE_INIT, then the product check (207000 outside families). */
+#define ACLSIM_REQUIRE_INIT_SOC(api, families)                                   \
+    do {                                                                         \
+        ACLSIM_REQUIRE_INIT(api);                                                \
+        aclError soc_ = aclsim__soc_check(api, families);                        \
+        if (soc_)                                                                \
+            return soc_;                                                         \
+    } while (0)
 
 /* ---- handle.c ----------------------------------------------------------- */
 

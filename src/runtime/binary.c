@@ -26,6 +26,10 @@ struct binary {
     void *base;
     size_t size;
     bool lazy;                    /* ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD 1 */
+    /* Loaded from data: its anonymous file, open while it is loaded, so no
+     * two live binaries have the same "/proc/self/fd/N" name (the loader
+     * would take the second for the first). -1 otherwise. */
+    int fd;
     /* aclrtBinarySetExceptionCallback's, under loaded_lock. */
     aclrtOpExceptionCallback on_exception;
     void *on_exception_data;
@@ -48,6 +52,8 @@ static void unlink_binary(struct binary *b)
 static void unload(struct binary *b)
 {
     dlclose(b->dl);   /* its destructors unregister its variables and kernels */
+    if (b->fd >= 0)
+        close(b->fd);
     free(b->path);
     free(b);
 }
@@ -122,7 +128,7 @@ static aclError check_options(const aclrtBinaryLoadOptions *options, bool *lazy,
 
 /* Loads the shared object at path (label names it in messages) and makes
  * its handle. */
-static aclError load(const char *path, const char *label, size_t size, bool lazy,
+static aclError load(const char *path, const char *label, size_t size, bool lazy, int fd,
                      aclrtBinHandle *binHandle, const char *api)
 {
     struct binary *b = aclsim__calloc(1, sizeof *b);
@@ -160,6 +166,7 @@ static aclError load(const char *path, const char *label, size_t size, bool lazy
     if (dlinfo(b->dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && dladdr(lm->l_ld, &di))
         b->base = di.dli_fbase;
     b->path = name;
+    b->fd = fd;
     b->size = size;
     b->lazy = lazy;
     void *h = aclsim__handle_new(ACLSIM_H_BINARY, b);
@@ -201,13 +208,13 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
     }
     struct stat st;
     size_t size = stat(local ? local : binPath, &st) == 0 ? (size_t)st.st_size : 0;
-    err = load(local ? local : binPath, binPath, size, lazy, binHandle, api);
+    err = load(local ? local : binPath, binPath, size, lazy, -1, binHandle, api);
     free(local);
     return err;
 }
 
 /* Loads a binary from memory: the bytes go to an anonymous file the loader
- * can open (memfd), closed again once loaded. */
+ * can open (memfd), closed when the binary is unloaded. */
 static aclError load_data(const void *data, size_t length, bool lazy, aclrtBinHandle *binHandle,
                           const char *api)
 {
@@ -229,8 +236,9 @@ static aclError load_data(const void *data, size_t length, bool lazy, aclrtBinHa
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    aclError err = load(path, "<memory>", length, lazy, binHandle, api);
-    close(fd);
+    aclError err = load(path, "<memory>", length, lazy, fd, binHandle, api);
+    if (err)
+        close(fd);
     return err;
 }
 
@@ -241,7 +249,7 @@ aclError aclrtBinaryLoadFromData(const void *data, size_t length,
     if (!data || !binHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !data ? "data" : "binHandle");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     if (!length)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "length is 0");
     bool lazy;
@@ -293,7 +301,7 @@ aclError aclrtBinaryLoad(const aclrtBinary binary, aclrtBinHandle *binHandle)
     if (!binary || !binHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !binary ? "binary" : "binHandle");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     pthread_mutex_lock(&loaded_lock);
     struct binary_desc *d = aclsim__handle_get(binary, ACLSIM_H_BINARY_DESC);
     struct binary_desc copy = d ? *d : (struct binary_desc){NULL, 0};
@@ -444,7 +452,7 @@ aclError aclrtBinaryGetDevAddress(const aclrtBinHandle binHandle, void **binAddr
     static const char api[] = "aclrtBinaryGetDevAddress";
     if (!binHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "binHandle is NULL");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     if (!binAddr || !binSize)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s is NULL",
                             !binAddr ? "binAddr" : "binSize");
@@ -466,7 +474,7 @@ aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle binHandle, uint64_t funcEn
     if (!binHandle || !funcHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !binHandle ? "binHandle" : "funcHandle");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&loaded_lock);
     struct binary *b = binary_of(binHandle, api, &err);
@@ -491,7 +499,7 @@ aclError aclrtBinarySetExceptionCallback(aclrtBinHandle binHandle,
     static const char api[] = "aclrtBinarySetExceptionCallback";
     if (!binHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "binHandle is NULL");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&loaded_lock);
     struct binary *b = binary_of(binHandle, api, &err);
@@ -523,7 +531,7 @@ aclError aclrtFunctionGetBinary(const aclrtFuncHandle funcHandle, aclrtBinHandle
     if (!funcHandle || !binHandle)   /* CANN's runtime checks these */
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s is NULL",
                             !funcHandle ? "funcHandle" : "binHandle");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&loaded_lock);
     const aclsimKernel *k = aclsim__handle_get(funcHandle, ACLSIM_H_FUNC);
@@ -550,7 +558,7 @@ aclError aclrtRegisterCpuFunc(const aclrtBinHandle handle, const char *funcName,
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !handle ? "handle" : !funcName ? "funcName"
                                                : !kernelName ? "kernelName" : "funcHandle");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&loaded_lock);
     struct binary *b = binary_of(handle, api, &err);

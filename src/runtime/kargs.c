@@ -169,7 +169,7 @@ aclError aclrtKernelArgsGetHandleMemSize(aclrtFuncHandle funcHandle, size_t *mem
     if (!funcHandle || !memSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !funcHandle ? "funcHandle" : "memSize");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
     if (k)
@@ -184,7 +184,7 @@ aclError aclrtKernelArgsGetMemSize(aclrtFuncHandle funcHandle, size_t userArgsSi
     if (!funcHandle || !actualArgsSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !funcHandle ? "funcHandle" : "actualArgsSize");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
     if (!k)
@@ -206,7 +206,7 @@ aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHa
     if (!funcHandle || !argsHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !funcHandle ? "funcHandle" : "argsHandle");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
     if (!k)
@@ -247,7 +247,7 @@ aclError aclrtKernelArgsInitByUserMem(aclrtFuncHandle funcHandle, aclrtArgsHandl
                             !funcHandle ? "funcHandle" : !argsHandle ? "argsHandle" : "userHostMem");
     if (!actualArgsSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "actualArgsSize is 0");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
     if (!k)
@@ -303,7 +303,7 @@ static aclError append_check(struct args *a, size_t size, bool placeholder, size
 static aclError append(aclrtArgsHandle argsHandle, const void *value, size_t size,
                        aclrtParamHandle *paramHandle, const char *api)
 {
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     size_t off = 0;
     pthread_mutex_lock(&args_lock);
@@ -352,7 +352,7 @@ aclError aclrtKernelArgsGetPlaceHolderBuffer(aclrtArgsHandle argsHandle, aclrtPa
                             !argsHandle ? "argsHandle" : !paramHandle ? "paramHandle" : "bufferAddr");
     if (!dataSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "dataSize is 0");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&args_lock);
     struct args *a = args_of(argsHandle, api, &err);
@@ -397,7 +397,7 @@ aclError aclrtKernelArgsParaUpdate(aclrtArgsHandle argsHandle, aclrtParamHandle 
                             !argsHandle ? "argsHandle" : !paramHandle ? "paramHandle" : "param");
     if (!paramSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "paramSize is 0");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&args_lock);
     struct args *a = args_of(argsHandle, api, &err);
@@ -424,7 +424,7 @@ aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle)
     static const char api[] = "aclrtKernelArgsFinalize";
     if (!argsHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "argsHandle is NULL");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&args_lock);
     struct args *a = args_of(argsHandle, api, &err);
@@ -490,7 +490,7 @@ aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlo
     if (reserve)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "reserve is a reserved parameter and must be NULL");
-    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
     if (!k)

@@ -645,6 +645,7 @@ aclError aclrtLaunchKernelV2(aclrtFuncHandle funcHandle, uint32_t numBlocks, con
     if (!funcHandle || !argsData)   /* CANN's ACL layer checks both first */
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !funcHandle ? "funcHandle" : "argsData");
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     struct launch_src src = {.packed = argsData, .packed_size = argsSize};
     return launch(funcHandle, false, numBlocks, stream, api, cfg, &src);
 }
@@ -659,6 +660,7 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
     if (!funcHandle || !hostArgs)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !funcHandle ? "funcHandle" : "hostArgs");
+    ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     struct launch_src src = {.packed = hostArgs, .packed_size = argsSize, .host = true,
                              .ph = placeHolderArray, .nph = placeHolderNum};
     return launch(funcHandle, false, numBlocks, stream, api, cfg, &src);
@@ -722,6 +724,13 @@ aclError aclrtLaunchSIMTKernelWithHostArgs(void *func, dim3 gridDim, dim3 blockD
 
 /* ---- function queries --------------------------------------------------------- */
 
+/* The products a query function exists on (CANN's support tables). */
+static unsigned soc_families(const char *api)
+{
+    return strcmp(api, "aclrtGetFunctionSize") ? ACLSIM_ALL_BUT_IPV
+                                               : ACLSIM_A5_A3_A2 | INFERENCE_ONLY;
+}
+
 /* The kernel of a function handle for the query functions: 107000 for NULL
  * where CANN's ACL layer leaves the check to its runtime (null_code),
  * 107017 for a dead handle. */
@@ -734,6 +743,8 @@ static const aclsimKernel *query_kernel(const void *func, bool by_function, cons
         *err = aclsim__fail(null_code, api, "funcHandle is NULL");
     else if (!aclsim__initialized())
         *err = aclsim__not_initialized(api);
+    else if ((*err = aclsim__soc_check(api, soc_families(api))))
+        ;
     else if (!(k = kernel_arg(func, by_function)))
         *err = dead_func(func, api);
     return k;
@@ -833,8 +844,6 @@ aclError aclrtGetFunctionSize(aclrtFuncHandle funcHandle, size_t *aicSize, size_
     if (!aicSize || !aivSize)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s is NULL",
                             !aicSize ? "aicSize" : "aivSize");
-    if ((err = aclsim__soc_check(api, ACLSIM_A5_A3_A2 | INFERENCE_ONLY)))
-        return err;
     /* The size of the function's code, from its ELF symbol. */
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
