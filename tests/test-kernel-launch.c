@@ -460,6 +460,65 @@ static void test_args_threads(void **state)
         fail_msg("%d error(s), first: %s", atomic_load(&errors), first);
 }
 
+/* One list shared by two threads: one updates and finalizes it, the other
+ * launches it. A launch sees either a finalized list (and the values of one
+ * update) or one being updated (107000): never a torn list. */
+struct shared_list {
+    aclrtArgsHandle args;
+    aclrtParamHandle add;
+    aclrtFuncHandle f;
+    atomic_int errors;
+    char first[256];
+};
+
+static void *updater(void *arg)
+{
+    struct shared_list *sl = arg;
+    for (int32_t i = 1; i <= 300; i++) {
+        int32_t v = i * 1000;
+        if (aclrtKernelArgsParaUpdate(sl->args, sl->add, &v, sizeof v) ||
+            aclrtKernelArgsFinalize(sl->args)) {
+            note_first_error(&sl->errors, sl->first, sizeof sl->first, "update %d", i);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void test_args_shared_between_threads(void **state)
+{
+    (void)state;
+    struct shared_list sl = {.f = FUNC(kl_blocks)};
+    int32_t *out = dev_alloc(2 * sizeof(int32_t));
+    int32_t add = 0;
+    aclrtParamHandle h;
+    EXPECT_OK(aclrtKernelArgsInit(sl.f, &sl.args));
+    EXPECT_OK(aclrtKernelArgsAppend(sl.args, &out, sizeof out, &h));
+    EXPECT_OK(aclrtKernelArgsAppend(sl.args, &add, sizeof add, &sl.add));
+    EXPECT_OK(aclrtKernelArgsFinalize(sl.args));
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, updater, &sl), 0);
+    int launched = 0;
+    for (int i = 0; i < 300; i++) {
+        aclError e = aclrtLaunchKernelWithConfig(sl.f, 2, NULL, NULL, sl.args, NULL);
+        if (e == ACL_SUCCESS)
+            launched++;
+        else if (e != ACL_ERROR_RT_PARAM_INVALID)
+            fail_msg("launch %d: %d", i, e);
+    }
+    pthread_join(t, NULL);
+    if (atomic_load(&sl.errors))
+        fail_msg("%s", sl.first);
+    EXPECT_OK(aclrtLaunchKernelWithConfig(sl.f, 2, NULL, NULL, sl.args, NULL));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    int32_t got[2];
+    d2h(got, out, sizeof got);
+    assert_int_equal(got[0], 300000);   /* the last update, launched last */
+    assert_int_equal(got[1], 300001);
+    assert_true(launched > 0);
+    EXPECT_OK(aclrtFree(out));
+}
+
 /* ---- launch attributes --------------------------------------------------------- */
 
 static aclError launch_attr(aclrtLaunchKernelAttrId id, aclrtLaunchKernelAttrValue value)
@@ -944,6 +1003,7 @@ int main(void)
         T(test_args_in_user_memory),
         T(test_args_bad_inputs),
         T(test_args_threads),
+        T(test_args_shared_between_threads),
         T(test_launch_attributes),
         T(test_launch_timeout_attribute),
         T(test_launch_v2_and_host_args),
