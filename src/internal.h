@@ -22,6 +22,7 @@
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c)    kernel registry and launches
  *   binary  (binary.c)    kernel binaries (shared objects)
+ *   kargs   (kargs.c)     kernel argument lists (aclrtKernelArgs*)
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
  *
@@ -30,7 +31,9 @@
  * stopping a context's streams, aclsim__device_drain's visitors);
  * context.lock -> handle table lock; stream.lock -> event.lock; event
  * live_lock -> handle table lock; ranges_lock (ranges.h) -> handle table
- * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize).
+ * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize);
+ * kargs.c args_lock -> handle table lock; binary.c loaded_lock -> the
+ * dynamic loader's lock (dladdr, dlclose).
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code

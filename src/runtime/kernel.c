@@ -675,7 +675,7 @@ aclError aclrtLaunchKernelWithArgsArray(void *func, uint32_t numBlocks, aclrtStr
 
 /* SIMT kernels (a grid of thread blocks, Ascend 950 only) do not exist in
  * aclsim: every kernel is a SIMD kernel run block by block. */
-static aclError simt_launch(void *func, dim3 gridDim, dim3 blockDim, const char *api)
+static aclError simt_launch(void *func, const char *api)
 {
     ACLSIM_REQUIRE_INIT(api);
     aclError err = aclsim__soc_check(api, A5_ONLY);
@@ -684,11 +684,7 @@ static aclError simt_launch(void *func, dim3 gridDim, dim3 blockDim, const char 
     const aclsimKernel *k = kernel_arg(func, true);
     if (!k)
         return dead_func(func, api);
-    if (!gridDim.x || !gridDim.y || !gridDim.z || !blockDim.x || !blockDim.y || !blockDim.z)
-        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                            "gridDim [%u,%u,%u] and blockDim [%u,%u,%u] must be greater than 0 in "
-                            "every dimension", gridDim.x, gridDim.y, gridDim.z, blockDim.x,
-                            blockDim.y, blockDim.z);
+    /* CANN checks the kernel's type first, then the dimensions. */
     return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                         "kernel %s is not a SIMT kernel: this function launches SIMT kernels only, "
                         "and aclsim's kernels are SIMD kernels (launch it with "
@@ -701,10 +697,10 @@ aclError aclrtLaunchSIMTKernelWithArgsArray(void *func, dim3 gridDim, dim3 block
                                             aclrtLaunchKernelCfg *cfg, void **args)
 {
     static const char api[] = "aclrtLaunchSIMTKernelWithArgsArray";
-    (void)dynUbufSize, (void)stream, (void)cfg, (void)args;
+    (void)gridDim, (void)blockDim, (void)dynUbufSize, (void)stream, (void)cfg, (void)args;
     if (!func)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "func is NULL");
-    return simt_launch(func, gridDim, blockDim, api);
+    return simt_launch(func, api);
 }
 
 aclError aclrtLaunchSIMTKernelWithHostArgs(void *func, dim3 gridDim, dim3 blockDim,
@@ -714,12 +710,13 @@ aclError aclrtLaunchSIMTKernelWithHostArgs(void *func, dim3 gridDim, dim3 blockD
                                            size_t placeHolderNum)
 {
     static const char api[] = "aclrtLaunchSIMTKernelWithHostArgs";
-    (void)dynUbufSize, (void)stream, (void)cfg, (void)placeHolderArray, (void)placeHolderNum;
+    (void)gridDim, (void)blockDim, (void)dynUbufSize, (void)stream, (void)cfg;
+    (void)placeHolderArray, (void)placeHolderNum;
     if (!func || !hostArgs || !argsSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s",
                             !func ? "func is NULL" : !hostArgs ? "hostArgs is NULL"
                                                                : "argsSize is 0");
-    return simt_launch(func, gridDim, blockDim, api);
+    return simt_launch(func, api);
 }
 
 /* ---- function queries --------------------------------------------------------- */
