@@ -1184,6 +1184,20 @@ aclError aclsim__launch_built(const aclsimKernel *k, uint32_t numBlocks, aclrtSt
 /* Allocates an argument block for k with a values area of n bytes (at least
  * one): *values gets its start, aligned for every parameter. */
 char *aclsim__args_block(const aclsimKernel *k, size_t n, char **values, size_t *len);
+/* AI CPU kernels (aclrtRegisterCpuFunc, binary.c): descriptors whose invoke
+ * is aclsim__cpu_invoke and whose one parameter is a struct aclsim__cpu_call:
+ * the function (`uint32_t fn(void *args)`, non-zero return: the kernel
+ * failed, 507018) and its argument block. */
+struct aclsim__cpu_call { uint32_t (*fn)(void *args); void *args; };
+void aclsim__cpu_invoke(void *const *args);
+static inline bool aclsim__kernel_is_cpu(const aclsimKernel *k)
+{
+    return k->invoke == aclsim__cpu_invoke;
+}
+/* The argument block of a launch of CPU kernel k: the call, then a copy of
+ * the n bytes at data (*values: the copy, which the kernel gets). */
+char *aclsim__cpu_block(const aclsimKernel *k, const void *data, size_t n, char **values,
+                        size_t *len);
 /* kargs.c: aclFinalize frees the system-managed argument lists. */
 void aclsim__kargs_finalize(void);
 /* binary.c: calls the exception callback of the binary that kernel func

@@ -873,7 +873,7 @@ static void test_binary_from_data(void **state)
     EXPECT_OK(aclrtGetFunctionSize(f, &s1, &s2));   /* exported by the shared object */
     assert_true(s1 > 0);
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "AI CPU operators only",
-               aclrtRegisterCpuFunc(bin, "RunCpuKernel", "Op", &f2));
+               aclrtRegisterCpuFunc(bin, "hkl_cpu_add", "Op", &f2));
 
     /* aclrtCreateBinary + aclrtBinaryLoad, lazily loaded: no address */
     aclrtBinary desc = aclrtCreateBinary(data, len);
@@ -898,10 +898,6 @@ static void test_binary_from_data(void **state)
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "binHandle", aclrtBinaryLoadFromData(data, len, NULL, NULL));
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "length", aclrtBinaryLoadFromData(data, 0, NULL, &bin2));
     EXPECT_ERR(ACL_ERROR_INVALID_FILE, "<memory>", aclrtBinaryLoadFromData("junk", 4, NULL, &bin2));
-    aclrtBinaryLoadOption cpu = {ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE, {.cpuKernelMode = 2}};
-    opts.options = &cpu;
-    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "AI CPU",
-               aclrtBinaryLoadFromData(data, len, &opts, &bin2));
     aclrtBinaryLoadOption junk = {(aclrtBinaryLoadOptionType)9, {.rsv = {0}}};
     opts.options = &junk;
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "not a load option",
@@ -974,6 +970,94 @@ static void test_binary_exception_callback(void **state)
     free(data);
 }
 
+/* AI CPU kernels: a library loaded from memory in CPU kernel mode 2, its
+ * functions registered with aclrtRegisterCpuFunc; arguments packed tight. */
+static void test_ai_cpu_kernels(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    void *data = read_file(ACLSIM_TEST_KERNELS_PATH, &len);
+    aclrtBinaryLoadOption mode = {ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE, {.cpuKernelMode = 2}};
+    aclrtBinaryLoadOptions opts = {&mode, 1};
+    aclrtBinHandle bin = NULL;
+    EXPECT_OK(aclrtBinaryLoadFromData(data, len, &opts, &bin));
+    aclrtFuncHandle f = NULL, f2 = NULL;
+    EXPECT_OK(aclrtRegisterCpuFunc(bin, "hkl_cpu_add", "AddOp", &f));
+    EXPECT_OK(aclrtRegisterCpuFunc(bin, "hkl_cpu_add", "AddOp", &f2));
+    assert_ptr_equal(f, f2);   /* registered once */
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, "no_such_function",
+               aclrtRegisterCpuFunc(bin, "no_such_function", "X", &f2));
+    char name[16];
+    EXPECT_OK(aclrtGetFunctionName(f, sizeof name, name));
+    assert_string_equal(name, "AddOp");
+    int64_t type = 0;
+    EXPECT_OK(aclrtGetFunctionAttribute(f, ACL_FUNC_ATTR_KERNEL_TYPE, &type));
+    assert_int_equal(type, ACL_KERNEL_TYPE_AICPU);
+    size_t n = 0;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "AI CPU", aclrtFunctionGetParamCount(f, &n));
+    void *aic, *aiv;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "AI CPU", aclrtGetFunctionAddr(f, &aic, &aiv));
+    aclrtBinHandle owner = NULL;
+    EXPECT_OK(aclrtFunctionGetBinary(f, &owner));
+    assert_ptr_equal(owner, bin);
+    EXPECT_OK(aclrtKernelArgsGetMemSize(f, 24, &n));
+    assert_int_equal(n, 24);   /* packed tight, no system parameters */
+
+    /* an argument list: tight offsets, a placeholder */
+    int32_t *out = dev_alloc(sizeof(int32_t));
+    int32_t a = 3, b = 4;
+    int64_t extra = 100;
+    aclrtArgsHandle args = NULL;
+    aclrtParamHandle h, ph;
+    void *buf = NULL;
+    EXPECT_OK(aclrtKernelArgsInit(f, &args));
+    EXPECT_OK(aclrtKernelArgsAppend(args, &out, sizeof out, &h));
+    EXPECT_OK(aclrtKernelArgsAppend(args, &a, sizeof a, &h));
+    EXPECT_OK(aclrtKernelArgsAppend(args, &b, sizeof b, &h));
+    EXPECT_OK(aclrtKernelArgsAppendPlaceHolder(args, &ph));
+    EXPECT_OK(aclrtKernelArgsGetPlaceHolderBuffer(args, ph, sizeof extra, &buf));
+    memcpy(buf, &extra, sizeof extra);
+    EXPECT_OK(aclrtKernelArgsFinalize(args));
+    EXPECT_OK(aclrtLaunchKernelWithConfig(f, 1, NULL, NULL, args, NULL));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    int32_t got = 0;
+    d2h(&got, out, sizeof got);
+    assert_int_equal(got, 107);
+
+    /* host arguments */
+    struct { int32_t *out; int32_t a, b; const int64_t *extra; int64_t data; } host =
+        {out, 10, 20, NULL, 1000};
+    aclrtPlaceHolderInfo phi = {offsetof(__typeof__(host), extra), offsetof(__typeof__(host), data)};
+    EXPECT_OK(aclrtLaunchKernelWithHostArgs(f, 1, NULL, NULL, &host, sizeof host, &phi, 1));
+    EXPECT_OK(aclrtSynchronizeStream(NULL));
+    d2h(&got, out, sizeof got);
+    assert_int_equal(got, 1030);
+    /* a failing AI CPU kernel: 507018 */
+    host.a = -1;
+    EXPECT_OK(aclrtLaunchKernelWithHostArgs(f, 1, NULL, NULL, &host, sizeof host, &phi, 1));
+    EXPECT_ERR2(ACL_ERROR_RT_AICPU_EXCEPTION, "AddOp", "returned 7", aclrtSynchronizeStream(NULL));
+    void *arr[] = {&out};
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "AI CPU kernel",
+               aclrtLaunchKernelWithArgsArray(f, 1, NULL, NULL, arr));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "outside argsSize",
+               aclrtLaunchKernelWithHostArgs(f, 1, NULL, NULL, &host, 20, &phi, 1));
+
+    /* the other modes, and AI Core binaries */
+    mode.value.cpuKernelMode = 1;
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ".json",
+               aclrtBinaryLoadFromData(data, len, &opts, &owner));
+    mode.value.cpuKernelMode = 2;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "aclrtBinaryLoadFromData",
+               aclrtBinaryLoadFromFile(ACLSIM_TEST_KERNELS_PATH, &opts, &owner));
+    mode.value.cpuKernelMode = 3;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "cpuKernelMode",
+               aclrtBinaryLoadFromData(data, len, &opts, &owner));
+    EXPECT_OK(aclrtBinaryUnLoad(bin));
+    EXPECT_ERR(ACL_ERROR_RT_INVALID_HANDLE, "funcHandle", aclrtGetFunctionName(f, 16, name));
+    EXPECT_OK(aclrtFree(out));
+    free(data);
+}
+
 /* IPV350 has none of these functions: 207000 after the NULL checks. */
 static void test_not_on_ipv350(void **state)
 {
@@ -1010,6 +1094,7 @@ int main(void)
         T(test_function_queries),
         T(test_binary_from_data),
         T(test_binary_exception_callback),
+        T(test_ai_cpu_kernels),
         T(test_not_on_ipv350),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,22 @@ struct binary {
     /* aclrtBinarySetExceptionCallback's, under loaded_lock. */
     aclrtOpExceptionCallback on_exception;
     void *on_exception_data;
+    /* Loaded with ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE 2: a library of AI
+     * CPU kernels, registered one by one with aclrtRegisterCpuFunc (under
+     * loaded_lock; freed with the binary). */
+    bool cpu;
+    struct cpu_func *cpu_funcs;
 };
+
+/* An AI CPU kernel: `uint32_t funcName(void *args)` of the binary, named
+ * kernelName (CANN's opType). */
+struct cpu_func {
+    aclsimKernel k;
+    char *func_name;
+    struct cpu_func *next;
+};
+static const size_t cpu_param_size = sizeof(struct aclsim__cpu_call);
+static const size_t cpu_param_align = _Alignof(struct aclsim__cpu_call);
 
 /* Binaries not yet unloaded: aclFinalize unloads what the program forgot. */
 static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,6 +66,14 @@ static void unlink_binary(struct binary *b)
 
 static void unload(struct binary *b)
 {
+    while (b->cpu_funcs) {
+        struct cpu_func *c = b->cpu_funcs;
+        b->cpu_funcs = c->next;
+        aclsim__handle_free(c->k.handle);
+        free((char *)c->k.name);
+        free(c->func_name);
+        free(c);
+    }
     dlclose(b->dl);   /* its destructors unregister its variables and kernels */
     if (b->fd >= 0)
         close(b->fd);
@@ -81,10 +104,12 @@ static struct binary *binary_of(aclrtBinHandle h, const char *api, aclError *err
     return b;
 }
 
-/* The load options (aclrtBinaryLoadOptions), checked; *lazy gets LAZY_LOAD. */
-static aclError check_options(const aclrtBinaryLoadOptions *options, bool *lazy, const char *api)
+/* The load options (aclrtBinaryLoadOptions), checked; *lazy gets LAZY_LOAD,
+ * *cpu whether it is a library of AI CPU kernels (data: from memory). */
+static aclError check_options(const aclrtBinaryLoadOptions *options, bool data, bool *lazy,
+                              bool *cpu, const char *api)
 {
-    *lazy = false;
+    *lazy = *cpu = false;
     if (!options)
         return ACL_SUCCESS;
     if (options->numOpt && !options->options)
@@ -113,10 +138,18 @@ static aclError check_options(const aclrtBinaryLoadOptions *options, bool *lazy,
                 return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                                     "options->options[%zu].value.cpuKernelMode is %d: 0, 1 or 2",
                                     i, o->value.cpuKernelMode);
-            return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
-                                "AI CPU operators (ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE) are not "
-                                "simulated: a kernel binary holds AI Core kernels, shared objects "
-                                "built with ACLSIM_KERNEL_REGISTER or aclsim-cc");
+            if (o->value.cpuKernelMode < 2)
+                return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                                    "cpuKernelMode %d registers AI CPU operators from an operator "
+                                    "information file (.json), which is not simulated: load the "
+                                    "kernels' library with aclrtBinaryLoadFromData and "
+                                    "cpuKernelMode 2, then aclrtRegisterCpuFunc",
+                                    o->value.cpuKernelMode);
+            if (!data)
+                return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                    "cpuKernelMode 2 is for aclrtBinaryLoadFromData");
+            *cpu = true;
+            break;
         default:
             return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                                 "options->options[%zu].type %d is not a load option (1 to 3)", i,
@@ -128,8 +161,8 @@ static aclError check_options(const aclrtBinaryLoadOptions *options, bool *lazy,
 
 /* Loads the shared object at path (label names it in messages) and makes
  * its handle. */
-static aclError load(const char *path, const char *label, size_t size, bool lazy, int fd,
-                     aclrtBinHandle *binHandle, const char *api)
+static aclError load(const char *path, const char *label, size_t size, bool lazy, bool cpu,
+                     int fd, aclrtBinHandle *binHandle, const char *api)
 {
     struct binary *b = aclsim__calloc(1, sizeof *b);
     char *name = aclsim__strdup(label);
@@ -166,6 +199,7 @@ static aclError load(const char *path, const char *label, size_t size, bool lazy
     if (dlinfo(b->dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && dladdr(lm->l_ld, &di))
         b->base = di.dli_fbase;
     b->path = name;
+    b->cpu = cpu;
     b->fd = fd;
     b->size = size;
     b->lazy = lazy;
@@ -195,8 +229,8 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
     if (!binPath || !binHandle)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !binPath ? "binPath" : "binHandle");
-    bool lazy;
-    aclError err = check_options(options, &lazy, api);
+    bool lazy, cpu;
+    aclError err = check_options(options, false, &lazy, &cpu, api);
     if (err)
         return err;
     /* A path without '/' would search the library path; a binary is a file. */
@@ -208,15 +242,15 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
     }
     struct stat st;
     size_t size = stat(local ? local : binPath, &st) == 0 ? (size_t)st.st_size : 0;
-    err = load(local ? local : binPath, binPath, size, lazy, -1, binHandle, api);
+    err = load(local ? local : binPath, binPath, size, lazy, false, -1, binHandle, api);
     free(local);
     return err;
 }
 
 /* Loads a binary from memory: the bytes go to an anonymous file the loader
  * can open (memfd), closed when the binary is unloaded. */
-static aclError load_data(const void *data, size_t length, bool lazy, aclrtBinHandle *binHandle,
-                          const char *api)
+static aclError load_data(const void *data, size_t length, bool lazy, bool cpu,
+                          aclrtBinHandle *binHandle, const char *api)
 {
     int fd = memfd_create("aclsim-binary", MFD_CLOEXEC);
     if (fd < 0)
@@ -236,7 +270,7 @@ static aclError load_data(const void *data, size_t length, bool lazy, aclrtBinHa
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    aclError err = load(path, "<memory>", length, lazy, fd, binHandle, api);
+    aclError err = load(path, "<memory>", length, lazy, cpu, fd, binHandle, api);
     if (err)
         close(fd);
     return err;
@@ -252,9 +286,9 @@ aclError aclrtBinaryLoadFromData(const void *data, size_t length,
     ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     if (!length)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "length is 0");
-    bool lazy;
-    aclError err = check_options(options, &lazy, api);
-    return err ? err : load_data(data, length, lazy, binHandle, api);
+    bool lazy, cpu;
+    aclError err = check_options(options, true, &lazy, &cpu, api);
+    return err ? err : load_data(data, length, lazy, cpu, binHandle, api);
 }
 
 /* aclrtCreateBinary's description: the caller's data, not copied (as CANN). */
@@ -313,7 +347,7 @@ aclError aclrtBinaryLoad(const aclrtBinary binary, aclrtBinHandle *binHandle)
     if (!copy.len)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "binary %p describes 0 bytes (aclrtCreateBinary's dataLen)", binary);
-    return load_data(copy.data, copy.len, false, binHandle, api);
+    return load_data(copy.data, copy.len, false, false, binHandle, api);
 }
 
 aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle)
@@ -562,11 +596,46 @@ aclError aclrtRegisterCpuFunc(const aclrtBinHandle handle, const char *funcName,
     aclError err = ACL_SUCCESS;
     pthread_mutex_lock(&loaded_lock);
     struct binary *b = binary_of(handle, api, &err);
-    if (b)   /* CPU-mode loads are refused (207000), so no binary holds AI CPU operators */
+    if (!b)
+        goto out;
+    if (!b->cpu) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                            "kernel binary \"%s\" holds AI Core kernels: aclrtRegisterCpuFunc is "
-                           "for AI CPU operators only (find %s with aclrtBinaryGetFunction)",
-                           b->path, funcName);
+                           "for AI CPU operators only (load them with aclrtBinaryLoadFromData and "
+                           "ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE 2; find AI Core kernels with "
+                           "aclrtBinaryGetFunction)", b->path);
+        goto out;
+    }
+    for (struct cpu_func *c = b->cpu_funcs; c; c = c->next)
+        if (!strcmp(c->func_name, funcName) && !strcmp(c->k.name, kernelName)) {
+            *funcHandle = c->k.handle;   /* registered already */
+            goto out;
+        }
+    void *fn = dlsym(b->dl, funcName);
+    if (!fn) {
+        err = aclsim__fail(ACL_ERROR_RT_INVALID_DEVICE_FUNCTION, api,
+                           "the AI CPU library \"%s\" exports no function named \"%s\"", b->path,
+                           funcName);
+        goto out;
+    }
+    struct cpu_func *c = aclsim__calloc(1, sizeof *c);
+    char *name = aclsim__strdup(kernelName), *func_name = aclsim__strdup(funcName);
+    void *h = c && name && func_name ? aclsim__handle_new(ACLSIM_H_FUNC, &c->k) : NULL;
+    if (!h) {
+        free(c);
+        free(name);
+        free(func_name);
+        err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory registering %s", kernelName);
+        goto out;
+    }
+    c->k = (aclsimKernel){.function = fn, .name = name, .file = b->path, .num_params = 1,
+                          .param_size = &cpu_param_size, .param_align = &cpu_param_align,
+                          .invoke = aclsim__cpu_invoke, .handle = h, .registrations = 1};
+    c->func_name = func_name;
+    c->next = b->cpu_funcs;
+    b->cpu_funcs = c;
+    *funcHandle = h;
+out:
     pthread_mutex_unlock(&loaded_lock);
     return err;
 }

@@ -172,8 +172,8 @@ aclError aclrtKernelArgsGetHandleMemSize(aclrtFuncHandle funcHandle, size_t *mem
     ACLSIM_REQUIRE_INIT_SOC(api, ACLSIM_ALL_BUT_IPV);
     aclError err = ACL_SUCCESS;
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
-    if (k)
-        *memSize = handle_size(k->num_params);
+    if (k)   /* an AI CPU kernel's parameters are not known: CANN's maximum */
+        *memSize = handle_size(aclsim__kernel_is_cpu(k) ? SYSTEM_PARAMS : k->num_params);
     return err;
 }
 
@@ -189,6 +189,10 @@ aclError aclrtKernelArgsGetMemSize(aclrtFuncHandle funcHandle, size_t userArgsSi
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
     if (!k)
         return err;
+    if (aclsim__kernel_is_cpu(k)) {   /* packed tight, no system parameters (CANN) */
+        *actualArgsSize = userArgsSize;
+        return ACL_SUCCESS;
+    }
     /* CANN's: room for 8 system parameters and one 8-byte padding per
      * parameter (aclsim has no system parameters; the room covers the
      * padding of parameters aligned to more than 8). */
@@ -257,7 +261,8 @@ aclError aclrtKernelArgsInitByUserMem(aclrtFuncHandle funcHandle, aclrtArgsHandl
                             "argsHandle %p is not 16-byte aligned (use memory from malloc or "
                             "aclrtMallocHost, aclrtKernelArgsGetHandleMemSize bytes)", argsHandle);
     pthread_mutex_lock(&args_lock);
-    list_init(argsHandle, k, userHostMem, actualArgsSize, k->num_params);
+    list_init(argsHandle, k, userHostMem, actualArgsSize,
+              aclsim__kernel_is_cpu(k) ? SYSTEM_PARAMS : k->num_params);
     pthread_mutex_unlock(&args_lock);
     return ACL_SUCCESS;
 }
@@ -281,6 +286,17 @@ static aclError append_check(struct args *a, size_t size, bool placeholder, size
                             "the kernel of argsHandle is gone (its binary was unloaded)");
     const aclsimKernel *k = a->kernel;
     uint32_t i = a->nparams;
+    if (aclsim__kernel_is_cpu(k)) {   /* no signature: packed tight, as CANN */
+        *off = a->used;
+        if (i >= a->max_params)
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "an argument list takes at most %u parameters", a->max_params);
+        if (a->cap - a->used < size)
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "parameter %u does not fit: it needs bytes up to %zu, the "
+                                "argument memory has %zu", i, a->used + size, a->cap);
+        return ACL_SUCCESS;
+    }
     if (i >= a->max_params || i >= k->num_params)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "kernel %s takes %u parameter(s), all appended already", k->name,
@@ -371,7 +387,8 @@ aclError aclrtKernelArgsGetPlaceHolderBuffer(aclrtArgsHandle argsHandle, aclrtPa
                            "supported (aclrtKernelArgsFinalize was called)");
         goto out;
     }
-    size_t off = (a->used + SLOT_ALIGN - 1) & ~(size_t)(SLOT_ALIGN - 1);
+    size_t align = aclsim__kernel_is_cpu(a->kernel) ? 1 : SLOT_ALIGN;
+    size_t off = (a->used + align - 1) & ~(align - 1);
     if (off > a->cap || a->cap - off < dataSize) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                            "the placeholder buffer does not fit: it needs bytes up to %zu, the "
@@ -447,7 +464,11 @@ static aclError build_block(struct args *a, const aclsimKernel *k, char **buf, s
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "the argsHandle is not finalized or is currently being updated (call "
                             "aclrtKernelArgsFinalize after appending or updating)");
-    if (a->nparams != k->num_params)
+    bool cpu = aclsim__kernel_is_cpu(k);
+    if (cpu && !a->used)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "the argument list of AI CPU kernel %s is empty", k->name);
+    if (!cpu && a->nparams != k->num_params)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "kernel %s takes %u parameter(s) but argsHandle has %u", k->name,
                             k->num_params, a->nparams);
@@ -461,13 +482,17 @@ static aclError build_block(struct args *a, const aclsimKernel *k, char **buf, s
     if (!k->num_params)
         return ACL_SUCCESS;
     char *values;
-    if (!(*buf = aclsim__args_block(k, a->used, &values, len)))
+    *buf = cpu ? aclsim__cpu_block(k, a->buffer, a->used, &values, len)
+               : aclsim__args_block(k, a->used, &values, len);
+    if (!*buf)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
                             k->name);
-    memcpy(values, a->buffer, a->used);
+    if (!cpu)
+        memcpy(values, a->buffer, a->used);
     for (uint32_t i = 0; i < a->nparams; i++) {
         const struct param *p = &a->params[i];
-        ((void **)*buf)[i] = values + p->off;
+        if (!cpu)
+            ((void **)*buf)[i] = values + p->off;
         if (p->placeholder) {   /* the copy of its data, as the NPU's device copy */
             void *data = values + p->data_off;
             memcpy(values + p->off, &data, sizeof data);

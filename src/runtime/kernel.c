@@ -161,26 +161,61 @@ struct block_job {
     unsigned abort_gen;            /* aclsim__abort_generation at launch */
     atomic_bool trapped;           /* set once, by the first block to trap */
     uint32_t trap_block;           /* written by that block before it returns */
-    char reason[200];
+    aclError trap_code;            /* 507015, or 507018 for an AI CPU kernel */
+    char reason[200];              /* what failed: "aclsimTrap(\"...\")" */
 };
 
 /* The block this thread runs, and where aclsimTrap jumps to. */
 static _Thread_local struct block_job *tls_job;
 static _Thread_local jmp_buf *tls_trap;
 
-void aclsimTrap(const char *reason)
+/* Fails the running block (the first failure of the launch is kept). */
+static void __attribute__((noreturn)) trap(aclError code, const char *fmt, const char *text)
 {
     struct block_job *b = tls_job;
-    if (!tls_trap || !b) {
-        fprintf(stderr, "aclsimTrap called outside a kernel: %s\n", reason ? reason : "(no reason)");
-        abort();
-    }
     bool expected = false;
     if (atomic_compare_exchange_strong(&b->trapped, &expected, true)) {
         b->trap_block = aclsim__tls_block_idx;
-        snprintf(b->reason, sizeof b->reason, "%s", reason ? reason : "(no reason)");
+        b->trap_code = code;
+        snprintf(b->reason, sizeof b->reason, fmt, text);
     }
     longjmp(*tls_trap, 1);
+}
+
+void aclsimTrap(const char *reason)
+{
+    if (!tls_trap || !tls_job) {
+        fprintf(stderr, "aclsimTrap called outside a kernel: %s\n", reason ? reason : "(no reason)");
+        abort();
+    }
+    trap(ACL_ERROR_RT_AICORE_EXCEPTION, "aclsimTrap(\"%s\")", reason ? reason : "(no reason)");
+}
+
+void aclsim__cpu_invoke(void *const *args)
+{
+    const struct aclsim__cpu_call *c = args[0];
+    uint32_t rc = c->fn(c->args);
+    if (rc) {
+        char text[32];
+        snprintf(text, sizeof text, "%u", rc);
+        trap(ACL_ERROR_RT_AICPU_EXCEPTION, "the AI CPU kernel returned %s", text);
+    }
+}
+
+char *aclsim__cpu_block(const aclsimKernel *k, const void *data, size_t n, char **values,
+                        size_t *len)
+{
+    size_t head = 16 + sizeof(struct aclsim__cpu_call);   /* the table, then the call */
+    char *buf = aclsim__aligned_alloc(16, head + (n ? n : 1));
+    if (!buf)
+        return NULL;
+    *values = buf + head;
+    memcpy(*values, data, n);
+    struct aclsim__cpu_call call = {(uint32_t (*)(void *))(uintptr_t)k->function, *values};
+    memcpy(buf + 16, &call, sizeof call);
+    ((void **)buf)[0] = buf + 16;
+    *len = head + (n ? n : 1);
+    return buf;
 }
 
 /* ---- kernel printf (aclsimPrint) ------------------------------------------ */
@@ -310,9 +345,9 @@ aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task 
     atomic_fetch_add_explicit(&dev->kernel_busy_ns, took, memory_order_relaxed);
     aclError code = ACL_SUCCESS;
     if (atomic_load(&b.trapped)) {
-        code = ACL_ERROR_RT_AICORE_EXCEPTION;
-        snprintf(d->why, sizeof d->why, "block %u of %u trapped: aclsimTrap(\"%s\")",
-                 b.trap_block, t->u.kernel.blocks, b.reason);
+        code = b.trap_code;
+        snprintf(d->why, sizeof d->why, "block %u of %u trapped: %s", b.trap_block,
+                 t->u.kernel.blocks, b.reason);
     } else if (limit != UINT64_MAX && took > limit) {
         code = ACL_ERROR_RT_AICORE_TIMEOUT;
         snprintf(d->why, sizeof d->why,
@@ -555,6 +590,42 @@ static const aclsimKernel *kernel_arg(const void *func, bool by_function)
     return by_function ? aclsim__kernel_of(func) : aclsim__handle_get(func, ACLSIM_H_FUNC);
 }
 
+/* An AI CPU kernel gets one argument block (host arguments only, as CANN's
+ * launches for them): a copy of hostArgs, placeholders pointing into it. */
+static aclError cpu_launch(const aclsimKernel *k, uint32_t numBlocks, aclrtStream stream,
+                           const char *api, const struct aclsim__launch_cfg *c,
+                           const struct launch_src *src)
+{
+    if (!src->host)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "kernel %s is an AI CPU kernel (aclrtRegisterCpuFunc): launch it with "
+                            "aclrtLaunchKernelWithConfig or aclrtLaunchKernelWithHostArgs", k->name);
+    if (!src->packed_size)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "argsSize is 0");
+    if (src->nph && !src->ph)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "placeHolderArray is NULL but placeHolderNum is %zu", src->nph);
+    for (size_t i = 0; i < src->nph; i++)
+        if (src->packed_size < sizeof(void *) ||
+            src->ph[i].addrOffset > src->packed_size - sizeof(void *) ||
+            src->ph[i].dataOffset >= src->packed_size)
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "placeHolderArray[%zu] (addrOffset %u, dataOffset %u) lies outside "
+                                "argsSize %zu", i, src->ph[i].addrOffset, src->ph[i].dataOffset,
+                                src->packed_size);
+    char *values;
+    size_t len;
+    char *buf = aclsim__cpu_block(k, src->packed, src->packed_size, &values, &len);
+    if (!buf)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory launching kernel %s",
+                            k->name);
+    for (size_t i = 0; i < src->nph; i++) {
+        void *data = values + src->ph[i].dataOffset;
+        memcpy(values + src->ph[i].addrOffset, &data, sizeof data);
+    }
+    return aclsim__launch_built(k, numBlocks, stream, c, buf, len, api);
+}
+
 static aclError launch(void *func, bool by_function, uint32_t numBlocks, aclrtStream stream,
                        const char *api, const aclrtLaunchKernelCfg *cfg,
                        const struct launch_src *src)
@@ -569,6 +640,8 @@ static aclError launch(void *func, bool by_function, uint32_t numBlocks, aclrtSt
     aclError err = check_blocks(k, numBlocks, api);
     if (err || (err = aclsim__launch_cfg_parse(api, cfg, k, &c)))
         return err;
+    if (aclsim__kernel_is_cpu(k))
+        return cpu_launch(k, numBlocks, stream, api, &c, src);
     size_t offsets[16], max_align;
     size_t need = aclsim__kernel_layout(k, offsets, &max_align);
     if (k->num_params && !src->packed && !src->args)
@@ -747,6 +820,18 @@ static const aclsimKernel *query_kernel(const void *func, bool by_function, cons
     return k;
 }
 
+/* What CANN's runtime answers for an AI CPU kernel's parameter queries. */
+static const aclsimKernel *no_cpu(const aclsimKernel *k, const char *api, aclError *err)
+{
+    if (k && aclsim__kernel_is_cpu(k)) {
+        *err = aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                            "kernel %s is an AI CPU kernel: AI CPU kernels are not supported "
+                            "(their parameters are not known)", k->name);
+        return NULL;
+    }
+    return k;
+}
+
 aclError aclrtFunctionGetParamCount(const void *func, size_t *paramCount)
 {
     static const char api[] = "aclrtFunctionGetParamCount";
@@ -754,7 +839,8 @@ aclError aclrtFunctionGetParamCount(const void *func, size_t *paramCount)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
                             !func ? "func" : "paramCount");
     aclError err;
-    const aclsimKernel *k = query_kernel(func, true, api, ACL_ERROR_INVALID_PARAM, &err);
+    const aclsimKernel *k = no_cpu(query_kernel(func, true, api, ACL_ERROR_INVALID_PARAM, &err),
+                                   api, &err);
     if (k)
         *paramCount = k->num_params;
     return err;
@@ -770,7 +856,8 @@ aclError aclrtFunctionGetParamInfo(const void *func, size_t paramIndex, size_t *
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "paramOffset and paramSize cannot both be NULL");
     aclError err;
-    const aclsimKernel *k = query_kernel(func, true, api, ACL_ERROR_INVALID_PARAM, &err);
+    const aclsimKernel *k = no_cpu(query_kernel(func, true, api, ACL_ERROR_INVALID_PARAM, &err),
+                                   api, &err);
     if (!k)
         return err;
     if (paramIndex >= k->num_params)
@@ -826,6 +913,9 @@ aclError aclrtGetFunctionAddr(aclrtFuncHandle funcHandle, void **aicAddr, void *
                             !funcHandle ? "funcHandle" : !aicAddr ? "aicAddr" : "aivAddr");
     aclError err;
     const aclsimKernel *k = query_kernel(funcHandle, false, api, ACL_ERROR_INVALID_PARAM, &err);
+    if (k && aclsim__kernel_is_cpu(k))
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "the funcHandle of an AI CPU operator (%s) is not supported", k->name);
     if (k)   /* one code for every core: the kernel's C function */
         *aicAddr = *aivAddr = (void *)(uintptr_t)k->function;
     return err;
@@ -866,13 +956,17 @@ aclError aclrtGetFunctionAttribute(aclrtFuncHandle funcHandle, aclrtFuncAttribut
     if (!k)
         return err;
     switch ((int)attrType) {
-    case ACL_FUNC_ATTR_KERNEL_TYPE:
-        *attrValue = ACL_KERNEL_TYPE_AICORE;   /* runs on any core of the device */
+    case ACL_FUNC_ATTR_KERNEL_TYPE:   /* an AI Core kernel runs on any core of the device */
+        *attrValue = aclsim__kernel_is_cpu(k) ? ACL_KERNEL_TYPE_AICPU : ACL_KERNEL_TYPE_AICORE;
         return ACL_SUCCESS;
     case ACL_FUNC_ATTR_KERNEL_RATIO: {
         unsigned ratio = ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2) | INFERENCE_ONLY;
         if ((err = aclsim__soc_check(api, ratio)))
             return err;
+        if (aclsim__kernel_is_cpu(k))
+            return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                                "the funcHandle of an AI CPU operator (%s) is not supported",
+                                k->name);
         /* The SoC's cube : vector core ratio (src/soc.def), reduced. */
         const struct aclsim__soc *soc = aclsim__soc_current();
         uint32_t a = soc->aicore, b = soc->vector;
