@@ -187,6 +187,24 @@ static void launch_teardown(void)
     with_stream_teardown();
 }
 
+/* An argument list (aclrtKernelArgs*) launched with aclrtLaunchKernelWithConfig. */
+static aclError args_launch_step(void)
+{
+    aclrtFuncHandle f;
+    aclrtArgsHandle a;
+    aclrtParamHandle p;
+    aclError e = aclrtGetFuncBySymbol((const void *)&oom_kernel, &f);
+    if (!e)
+        e = aclrtKernelArgsInit(f, &a);
+    if (!e)
+        e = aclrtKernelArgsAppend(a, &dev_out, sizeof dev_out, &p);
+    if (!e)
+        e = aclrtKernelArgsFinalize(a);
+    if (!e)
+        e = aclrtLaunchKernelWithConfig(f, 4, stream, NULL, a, NULL);
+    return e ? e : aclrtSynchronizeStream(stream);
+}
+
 /* --- events, contexts, memory ---------------------------------------------------------- */
 static aclError event_step(void)
 {
@@ -233,6 +251,26 @@ static aclError binary_step(void)
         return e;
     return aclrtBinaryUnLoad(bin);
 }
+
+static void *binary_data;
+static size_t binary_len;
+static aclError binary_data_step(void)
+{
+    if (!binary_data) {   /* read once; freed at the end of the test */
+        FILE *f = fopen(ACLSIM_TEST_KERNELS_PATH, "rb");
+        assert_non_null(f);
+        fseek(f, 0, SEEK_END);
+        binary_len = (size_t)ftell(f);
+        fseek(f, 0, SEEK_SET);
+        binary_data = malloc(binary_len);
+        assert_non_null(binary_data);
+        assert_int_equal(fread(binary_data, 1, binary_len, f), binary_len);
+        fclose(f);
+    }
+    aclrtBinHandle bin;
+    aclError e = aclrtBinaryLoadFromData(binary_data, binary_len, NULL, &bin);
+    return e ? e : aclrtBinaryUnLoad(bin);
+}
 #endif
 
 static void test_oom_scenarios(void **state)
@@ -259,11 +297,16 @@ static void test_oom_scenarios(void **state)
         {"aclrtMalloc/MallocHost", with_device, malloc_step, finalize},
 #ifdef ACLSIM_TEST_KERNELS_PATH
         {"binary load", with_device, binary_step, finalize},
+        {"binary load from data", with_device, binary_data_step, finalize},
 #endif
+        {"argument list launch", with_stream_and_buffer, args_launch_step, launch_teardown},
     };
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
         walk(&scenarios[i]);
     printf("[ oom      ] %ld allocation points covered in total\n", points_covered);
+#ifdef ACLSIM_TEST_KERNELS_PATH
+    free(binary_data);
+#endif
     unlink(config_path);
     unsetenv("ACLSIM_DEVICE_COUNT");
     unsetenv("ACLSIM_DEVICE_MEMORY");
