@@ -278,7 +278,8 @@ aclError aclsim__soc_check(const char *api, unsigned families);
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
                            ACLSIM_H_NOTIFY /* notifies and counting notifies */,
-                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */ };
+                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */,
+                           ACLSIM_H_MEMPOOL /* mempool.c */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -290,7 +291,9 @@ bool aclsim__handle_free(const void *handle);
 /* PHYSICAL and MANAGED are never heap allocations: vmm.c and managed.c charge
  * their bytes to a device's heap (aclsim__heap_charge). */
 enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL,
-                          ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED, ACLSIM_ALLOC_KINDS };
+                          ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED,
+                          ACLSIM_ALLOC_POOL /* a memory pool's block (mempool.c) */,
+                          ACLSIM_ALLOC_KINDS };
 
 struct aclsim__alloc {
     uintptr_t addr;
@@ -1002,6 +1005,29 @@ void aclsim__ranges_finalize(void);
  * unmapped (taken before any heap lock). */
 void aclsim__ranges_hold(void);
 void aclsim__ranges_unhold(void);
+
+/* peer.c: 107000 when a copy between two devices needs peer access (as the
+ * configured product's aclrtMemcpy reference says) and neither device has
+ * enabled it to the other; success for anything else (NULL: not a device). */
+aclError aclsim__peer_copy_check(const char *api, const struct aclsim__device *dst,
+                                 const struct aclsim__device *src);
+
+/* ---- mempool.c: stream-ordered memory pools (acl_rt_memory_soma.h) ------------
+ * Each hook costs one atomic load while no pool exists. */
+/* Event dependencies for ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES: record
+ * number recno of the event with this handle was queued on s as its task seq;
+ * stream s queued a wait for record recno of that event. (event.c) */
+void aclsim__mempool_note_record(const void *event_handle, struct aclsim__stream *s,
+                                 uint64_t seq, uint64_t recno);
+void aclsim__mempool_note_wait(struct aclsim__stream *s, const void *event_handle,
+                               uint64_t recno);
+/* After a successful stream or device synchronize: pools of dev give idle
+ * memory above their release threshold back to the device. */
+void aclsim__mempools_after_sync(struct aclsim__device *dev);
+/* Device close, after its streams drained and before its heap is reset:
+ * the pools of dev are destroyed (their handles die). */
+void aclsim__mempools_device_closing(struct aclsim__device *dev);
+void aclsim__mempools_forget_after_fork(void);   /* THE FORK RULE */
 
 /* ---- symbol.c ------------------------------------------------------------ */
 

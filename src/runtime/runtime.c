@@ -124,6 +124,7 @@ static void finalize_forked(void)
     aclsim__binaries_forget_after_fork();
     aclsim__memory_forget_after_fork();
     aclsim__ranges_forget_after_fork();
+    aclsim__mempools_forget_after_fork();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();

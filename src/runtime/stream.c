@@ -671,6 +671,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
         return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
                             "stream %p was aborted (aclrtStreamAbort) while this call waited for "
                             "it: its pending work was discarded", stream);
+    aclsim__mempools_after_sync(s->device);   /* memory pools' release threshold */
     return aclsim__stream_report(ref, api);   /* a task that failed */
 }
 
