@@ -1059,7 +1059,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs
                                                                size_t *prefetchLocIdxs, size_t numPrefetchLocs,
                                                                uint64_t flags, aclrtStream stream);
 /* Peer page tables and link selection (11-05 unified addressing, 11-04 virtual
- * memory): docs/memory-pools.md#peer-mapping. */
+ * memory): docs/memory-pools.md, "Peer mapping". */
 #define ACL_RT_MEM_LINK_IDX_0 0U /* SIO */
 #define ACL_RT_MEM_LINK_IDX_1 1U /* HCCS */
 ACL_FUNC_VISIBILITY aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t flags);
