@@ -361,7 +361,13 @@ static void retire_pool(struct pool *p)
 {
     aclsim__handle_free(p->handle);
     p->handle = NULL;
-    atomic_fetch_sub(&npools, 1);
+    if (atomic_fetch_sub(&npools, 1) == 1) {   /* the last pool: the notes start afresh */
+        free(records);
+        free(deps);
+        records = NULL;
+        deps = NULL;
+        nrecords = cap_records = ndeps = cap_deps = 0;
+    }
     for (struct block *b = p->blocks, *next; b; b = next) {
         next = b->next;
         if (idle(b))
@@ -768,5 +774,9 @@ void aclsim__mempools_forget_after_fork(void)
         free(p);   /* the handles go with the handle table */
     }
     atomic_store(&npools, 0);
-    nrecords = ndeps = 0;
+    free(records);
+    free(deps);
+    records = NULL;
+    deps = NULL;
+    nrecords = cap_records = ndeps = cap_deps = 0;
 }
