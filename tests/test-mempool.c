@@ -17,6 +17,7 @@
 #include "acl/acl.h"
 #include "acl/acl_rt_memory_soma.h"
 #include "common.h"
+#include "watchdog.h"
 
 #define B2 (2 * MiB)
 
@@ -250,6 +251,21 @@ static void test_malloc_free_bad_input(void **state)
     EXPECT_OK(aclrtSetDevice(0));
     EXPECT_ERR(ACL_ERROR_RT_STREAM_CONTEXT, NULL, aclrtMemPoolFreeAsync(p, s1));
     EXPECT_ERR(ACL_ERROR_RT_STREAM_CONTEXT, NULL, aclrtMemPoolMallocAsync(&p, 8, pool, s1));
+    /* With device 1 current: its stream cannot order device 0's pool memory. */
+    EXPECT_OK(aclrtSetDevice(1));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "device 0's", aclrtMemPoolFreeAsync(p, s1));
+    void *other = NULL;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "device 0's",
+               aclrtMemPoolMallocAsync(&other, 8, pool, s1));
+    assert_null(other);
+    EXPECT_OK(aclrtSetDevice(0));
+    void *d = NULL;
+    EXPECT_OK(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtSetDevice(1));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "device 0's", aclrtMemPoolFreeAsync(d, s1));
+    EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_OK(aclrtFree(d));
+    assert_int_equal(attr64(pool, ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT), B2);
     EXPECT_OK(aclrtMemPoolFreeAsync(p, s));
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "already freed", aclrtMemPoolFreeAsync(p, s));
     EXPECT_OK(aclrtMemPoolDestroy(pool));   /* nothing in use: the queued free finishes it */
@@ -614,6 +630,7 @@ struct worker {
     uint32_t id;
     atomic_int *errors;
     char *err;
+    double deadline;   /* now_seconds() past which no new round starts */
 };
 
 static void *worker_main(void *arg)
@@ -629,7 +646,8 @@ static void *worker_main(void *arg)
         note_first_error(w->errors, w->err, 160, "thread %u: stream", w->id);
         return NULL;
     }
-    for (uint32_t r = 0; r < ROUNDS; r++) {
+    for (uint32_t r = 0; r < ROUNDS && now_seconds() < w->deadline; r++) {
+        watchdog_arm((int)w->id, "test-mempool worker round", r, 30.0);
         uint32_t *p = NULL, in[8], out[8];
         size_t size = (r % 3 + 1) * MiB;
         for (int i = 0; i < 8; i++)
@@ -654,6 +672,7 @@ static void *worker_main(void *arg)
             break;
         }
     }
+    watchdog_disarm((int)w->id);
     (void)aclrtDestroyStream(s);
     return NULL;
 }
@@ -662,7 +681,7 @@ static void *toggler_main(void *arg)
 {
     struct worker *w = arg;
     (void)aclrtSetCurrentContext(w->ctx);
-    for (uint32_t r = 0; r < ROUNDS; r++) {
+    for (uint32_t r = 0; r < ROUNDS && now_seconds() < w->deadline; r++) {
         uint32_t f = r & 1;
         uint64_t v = 0;
         if (aclrtMemPoolSetAttr(w->pool, (aclrtMemPoolAttr)(1 + r % 3), &f) ||
@@ -679,13 +698,15 @@ static void *toggler_main(void *arg)
 static void test_threads_share_a_pool(void **state)
 {
     (void)state;
+    watchdog_start();
     aclrtMemPool pool = pool_new(24 * MiB);
     atomic_int errors = 0;
     char err[160] = "";
     pthread_t th[THREADS + 1];
     struct worker w[THREADS + 1];
+    double deadline = now_seconds() + time_budget(3.0);
     for (uint32_t i = 0; i <= THREADS; i++) {
-        w[i] = (struct worker){current_context(), pool, i, &errors, err};
+        w[i] = (struct worker){current_context(), pool, i, &errors, err, deadline};
         assert_int_equal(pthread_create(&th[i], NULL, i < THREADS ? worker_main : toggler_main,
                                         &w[i]), 0);
     }
@@ -696,6 +717,68 @@ static void test_threads_share_a_pool(void **state)
     EXPECT_OK(aclrtSynchronizeDevice());
     assert_int_equal(attr64(pool, ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT), 0);
     EXPECT_OK(aclrtMemPoolDestroy(pool));
+}
+
+/* A device reset racing a thread that allocates and frees from a pool of that
+ * device: the thread's calls fail cleanly once the pool or its stream is gone;
+ * nothing crashes, hangs or leaks. */
+struct racer {
+    aclrtContext ctx;
+    aclrtStream stream;
+    aclrtMemPool pool;
+    atomic_int unexpected;
+    atomic_bool started;
+    int code;   /* the unexpected code */
+};
+
+static void racer_fn(void *arg)
+{
+    struct racer *r = arg;
+    if (aclrtSetCurrentContext(r->ctx) != ACL_SUCCESS)
+        return;
+    for (int i = 0; i < 100000; i++) {
+        void *p = NULL;
+        aclError e = aclrtMemPoolMallocAsync(&p, 4096, r->pool, r->stream);
+        atomic_store(&r->started, true);
+        if (!e && (e = aclrtMemsetAsync(p, 4096, i & 0xff, 4096, r->stream)) == ACL_SUCCESS)
+            e = aclrtMemPoolFreeAsync(p, r->stream);
+        if (e) {
+            if (e != ACL_ERROR_RT_INTERNAL_ERROR && e != ACL_ERROR_RT_INVALID_HANDLE &&
+                e != ACL_ERROR_RT_CONTEXT_NULL && e != ACL_ERROR_RT_PARAM_INVALID &&
+                e != ACL_ERROR_RT_STREAM_CONTEXT && e != ACL_ERROR_INVALID_PARAM /* memory gone */)
+                r->code = e, atomic_fetch_add(&r->unexpected, 1);
+            return;
+        }
+    }
+}
+
+static void test_reset_races_pool_use(void **state)
+{
+    (void)state;
+    watchdog_start();
+    int rounds = under_sanitizer() ? 10 : 40;
+    for (int round = 0; round < rounds; round++) {
+        watchdog_arm(0, "test-mempool reset race round", round, 30.0);
+        EXPECT_OK(aclrtSetDevice(1));
+        aclrtMemPoolProps p = props(1, 16 * MiB);
+        struct racer r = {.ctx = current_context()};
+        EXPECT_OK(aclrtMemPoolCreate(&r.pool, &p));
+        r.stream = stream_new();
+        struct call c;
+        call_start(&c, racer_fn, &r);
+        for (int i = 0; i < 2000 && !atomic_load(&r.started); i++)
+            sleep_ms(1);
+        sleep_ms(round % 3);
+        EXPECT_OK(aclrtResetDeviceForce(1));
+        assert_true(call_wait(&c, WAIT_MS));
+        if (atomic_load(&r.unexpected))
+            fail_msg("round %d: the racing thread got %d", round, r.code);
+        uint64_t v;
+        EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "not a live memory pool",
+                   aclrtMemPoolGetAttr(r.pool, ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT, &v));
+        watchdog_disarm(0);
+    }
+    EXPECT_OK(aclrtSetDevice(0));
 }
 
 int main(void)
@@ -721,6 +804,8 @@ int main(void)
                                         teardown_gated),
         cmocka_unit_test_setup_teardown(test_destroy_and_reset, setup_gated, teardown_gated),
         cmocka_unit_test_setup_teardown(test_threads_share_a_pool, setup_device0,
+                                        teardown_device0),
+        cmocka_unit_test_setup_teardown(test_reset_races_pool_use, setup_device0,
                                         teardown_device0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -506,6 +506,19 @@ aclError aclrtMemPoolGetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void *
     return ACL_SUCCESS;
 }
 
+/* The memory and the stream that orders its allocation or free must be of one
+ * device: a reset of the device then drains every task that refers to it. */
+static aclError same_device(const struct aclsim__device *mem, struct aclsim__sref s,
+                            const char *api)
+{
+    if (s.s->device == mem)
+        return ACL_SUCCESS;
+    return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                        "the memory is device %d's but the stream is device %d's: order its "
+                        "allocation and free on a stream of device %d", mem->id, s.s->device->id,
+                        mem->id);
+}
+
 enum reuse { REUSE_NONE, REUSE_SAFE, REUSE_WAIT };
 
 /* How an allocation on stream s may reuse cached block b. */
@@ -591,6 +604,10 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool, 
     struct pool *p = lock_pool(memPool, ACL_ERROR_RT_INTERNAL_ERROR, api, &err);
     if (!p)
         return err;
+    if ((err = same_device(p->device, s, api))) {
+        pthread_mutex_unlock(&pools_lock);
+        return err;
+    }
     struct stream_id me = id_of(s.s);
     struct block *best = NULL;
     enum reuse how = REUSE_NONE;
@@ -623,11 +640,11 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool, 
     return ACL_SUCCESS;
 }
 
-/* The block of p that contains addr, or NULL. Under pools_lock. */
+/* The block of a live pool that contains addr, or NULL. Under pools_lock. */
 static struct block *block_at(const void *addr, struct pool **owner)
 {
     for (struct pool *p = pools; p; p = p->next)
-        for (struct block *b = p->blocks; b; b = b->next)
+        for (struct block *b = p->handle ? p->blocks : NULL; b; b = b->next)
             if ((const char *)addr >= b->addr && (const char *)addr < b->addr + b->size) {
                 *owner = p;
                 return b;
@@ -648,6 +665,9 @@ static aclError free_malloc_async(void *ptr, struct aclsim__sref s, const char *
                             "ptr %p is neither the start of a memory pool allocation nor of an "
                             "aclrtMalloc allocation: it is %s", ptr, what);
     }
+    aclError err = same_device(w.device, s, api);
+    if (err)
+        return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_SIGNAL, .bytes = a.size,
                              .u.sync = {.ops = &malloc_free_ops, .obj = &w.device->heap,
                                         .value = (uintptr_t)ptr}};
@@ -677,9 +697,9 @@ aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream)
         pthread_mutex_unlock(&pools_lock);
         return free_malloc_async(ptr, s, api);
     }
-    if (!p->handle || !b->busy || b->addr != (char *)ptr) {
+    if (!b->busy || b->addr != (char *)ptr || (err = same_device(p->device, s, api))) {
         pthread_mutex_unlock(&pools_lock);
-        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+        return err ? err : aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "ptr %p is not the start of a live memory pool allocation (%s the "
                             "%zu-byte block at %p)", ptr, !b->busy ? "already freed:" : "inside",
                             b->size, (void *)b->addr);
