@@ -1019,10 +1019,10 @@ aclError aclsim__peer_copy_check(const char *api, const struct aclsim__device *d
 /* Event dependencies for ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES: record
  * number recno of the event with this handle was queued on s as its task seq;
  * stream s queued a wait for record recno of that event. (event.c) */
-void aclsim__mempool_note_record(const void *event_handle, struct aclsim__stream *s,
-                                 uint64_t seq, uint64_t recno);
-void aclsim__mempool_note_wait(struct aclsim__stream *s, const void *event_handle,
-                               uint64_t recno);
+struct aclsim__sref;
+void aclsim__mempool_note_record(const void *event_handle, struct aclsim__sref s, uint64_t seq,
+                                 uint64_t recno);
+void aclsim__mempool_note_wait(struct aclsim__sref s, const void *event_handle, uint64_t recno);
 /* After a successful stream or device synchronize: pools of dev give idle
  * memory above their release threshold back to the device. */
 void aclsim__mempools_after_sync(struct aclsim__device *dev);

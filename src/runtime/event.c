@@ -502,7 +502,7 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, const char 
     if ((err = aclsim__submit(s, &t, api, &task_seq))) {   /* the number is taken: retire it, unstamped */
         aclsim__event_complete(ev, seq, false);
     } else {
-        aclsim__mempool_note_record(ev->handle, s.s, task_seq, seq);   /* memory pools' event reuse */
+        aclsim__mempool_note_record(ev->handle, s, task_seq, seq);   /* memory pools' event reuse */
         pthread_mutex_lock(&ev->lock);
         if (seq > ev->queued)
             ev->queued = seq;
@@ -581,7 +581,7 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
     if ((err = aclsim__submit(s, &t, api, NULL)))
         wait_release(&t);   /* counts it done, drops the reference */
     else
-        aclsim__mempool_note_wait(s.s, event, recno);   /* memory pools' event reuse */
+        aclsim__mempool_note_wait(s, event, recno);   /* memory pools' event reuse */
     return err;
 }
 

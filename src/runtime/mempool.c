@@ -75,9 +75,10 @@ static size_t nrecords, cap_records;
 static struct dep_note *deps;
 static size_t ndeps, cap_deps;
 
-static struct stream_id id_of(struct aclsim__stream *s)
+/* A stream as the call resolved it (a struct recycled since has a new epoch). */
+static struct stream_id id_of(struct aclsim__sref s)
 {
-    return (struct stream_id){s, atomic_load(&s->epoch)};
+    return (struct stream_id){s.s, s.epoch};
 }
 
 static bool same_stream(struct stream_id a, struct stream_id b)
@@ -103,8 +104,8 @@ static bool note_room(void **arr, size_t *n, size_t *cap, size_t sz)
     return true;
 }
 
-void aclsim__mempool_note_record(const void *event_handle, struct aclsim__stream *s,
-                                 uint64_t seq, uint64_t recno)
+void aclsim__mempool_note_record(const void *event_handle, struct aclsim__sref s, uint64_t seq,
+                                 uint64_t recno)
 {
     if (ACLSIM_LIKELY(!atomic_load_explicit(&npools, memory_order_relaxed)))
         return;
@@ -120,8 +121,7 @@ void aclsim__mempool_note_record(const void *event_handle, struct aclsim__stream
     pthread_mutex_unlock(&pools_lock);
 }
 
-void aclsim__mempool_note_wait(struct aclsim__stream *s, const void *event_handle,
-                               uint64_t recno)
+void aclsim__mempool_note_wait(struct aclsim__sref s, const void *event_handle, uint64_t recno)
 {
     if (ACLSIM_LIKELY(!atomic_load_explicit(&npools, memory_order_relaxed)))
         return;
@@ -508,15 +508,15 @@ aclError aclrtMemPoolGetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void *
 
 /* The memory and the stream that orders its allocation or free must be of one
  * device: a reset of the device then drains every task that refers to it. */
-static aclError same_device(const struct aclsim__device *mem, struct aclsim__sref s,
+static aclError same_device(const struct aclsim__device *mem, struct aclsim__context *ctx,
                             const char *api)
 {
-    if (s.s->device == mem)
+    const struct aclsim__device *dev = aclsim__context_device(ctx);   /* the stream's */
+    if (dev == mem)
         return ACL_SUCCESS;
     return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                         "the memory is device %d's but the stream is device %d's: order its "
-                        "allocation and free on a stream of device %d", mem->id, s.s->device->id,
-                        mem->id);
+                        "allocation and free on a stream of device %d", mem->id, dev->id, mem->id);
 }
 
 enum reuse { REUSE_NONE, REUSE_SAFE, REUSE_WAIT };
@@ -595,7 +595,8 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool, 
         return err;
     ACLSIM_SNAPSHOT_GATE(api);
     struct aclsim__sref s;
-    if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
+    struct aclsim__context *ctx = NULL;   /* the stream's: checked to be the current one */
+    if ((err = aclsim__stream_resolve(stream, api, &ctx, &s)))
         return err;
     if (size > SIZE_MAX - (BLOCK_ALIGN - 1))
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "size %zu overflows when rounded "
@@ -604,11 +605,11 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool, 
     struct pool *p = lock_pool(memPool, ACL_ERROR_RT_INTERNAL_ERROR, api, &err);
     if (!p)
         return err;
-    if ((err = same_device(p->device, s, api))) {
+    if ((err = same_device(p->device, ctx, api))) {
         pthread_mutex_unlock(&pools_lock);
         return err;
     }
-    struct stream_id me = id_of(s.s);
+    struct stream_id me = id_of(s);
     struct block *best = NULL;
     enum reuse how = REUSE_NONE;
     for (struct block *b = p->blocks; b; b = b->next) {
@@ -653,7 +654,8 @@ static struct block *block_at(const void *addr, struct pool **owner)
 }
 
 /* aclrtMalloc memory given to aclrtMemPoolFreeAsync: freed in stream order. */
-static aclError free_malloc_async(void *ptr, struct aclsim__sref s, const char *api)
+static aclError free_malloc_async(void *ptr, struct aclsim__sref s, struct aclsim__context *ctx,
+                                  const char *api)
 {
     struct aclsim__where w = aclsim__classify(ptr);
     struct aclsim__alloc a;
@@ -665,7 +667,7 @@ static aclError free_malloc_async(void *ptr, struct aclsim__sref s, const char *
                             "ptr %p is neither the start of a memory pool allocation nor of an "
                             "aclrtMalloc allocation: it is %s", ptr, what);
     }
-    aclError err = same_device(w.device, s, api);
+    aclError err = same_device(w.device, ctx, api);
     if (err)
         return err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_SIGNAL, .bytes = a.size,
@@ -688,16 +690,17 @@ aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream)
         return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
                             "stream is NULL: aclrtMemPoolFreeAsync needs a stream");
     struct aclsim__sref s;
-    if ((err = aclsim__stream_resolve(stream, api, NULL, &s)))
+    struct aclsim__context *ctx = NULL;   /* the stream's: checked to be the current one */
+    if ((err = aclsim__stream_resolve(stream, api, &ctx, &s)))
         return err;
     pthread_mutex_lock(&pools_lock);
     struct pool *p = NULL;
     struct block *b = block_at(ptr, &p);
     if (!b) {
         pthread_mutex_unlock(&pools_lock);
-        return free_malloc_async(ptr, s, api);
+        return free_malloc_async(ptr, s, ctx, api);
     }
-    if (!b->busy || b->addr != (char *)ptr || (err = same_device(p->device, s, api))) {
+    if (!b->busy || b->addr != (char *)ptr || (err = same_device(p->device, ctx, api))) {
         pthread_mutex_unlock(&pools_lock);
         return err ? err : aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "ptr %p is not the start of a live memory pool allocation (%s the "
@@ -713,7 +716,7 @@ aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream)
     }
     b->busy = false;
     b->free_gen++;
-    struct stream_id me = id_of(s.s);
+    struct stream_id me = id_of(s);
     b->stream = me.s;
     b->epoch = me.epoch;
     b->free_seq = seq;
