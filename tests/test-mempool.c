@@ -16,10 +16,23 @@
 
 #include "acl/acl.h"
 #include "acl/acl_rt_memory_soma.h"
+#include "aclsim/aclsim.h"
 #include "common.h"
 #include "watchdog.h"
 
 #define B2 (2 * MiB)
+
+/* A kernel that holds its stream until the test opens kernel_gate (at most
+ * WAIT_MS), then writes v + block index to out. */
+static atomic_int kernel_gate, kernel_running;
+void pool_kernel(uint32_t *out, uint32_t v)
+{
+    atomic_store(&kernel_running, 1);
+    for (int i = 0; i < WAIT_MS && !atomic_load(&kernel_gate); i++)
+        sleep_ms(1);
+    out[aclsimGetBlockIdx()] = v + aclsimGetBlockIdx();
+}
+ACLSIM_KERNEL_REGISTER(pool_kernel, uint32_t *, uint32_t);
 
 static aclrtMemPoolProps props(uint32_t dev, size_t max)
 {
@@ -364,6 +377,49 @@ static void test_free_is_stream_ordered(void **state)
     assert_int_equal(*got_b, 0xB);
     EXPECT_OK(aclrtFreeHost(h));
     assert_int_equal(attr64(pool, ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT), 0);
+    EXPECT_OK(aclrtMemPoolDestroy(pool));
+    EXPECT_OK(aclrtDestroyStream(s));
+    EXPECT_OK(aclrtDestroyStream(t));
+}
+
+/* A free queued after a kernel that uses the memory: while the kernel runs,
+ * the memory is neither reused by another stream nor given back; the
+ * kernel's writes land; the stream's next allocation reuses it in order. */
+static void test_free_after_kernel(void **state)
+{
+    (void)state;
+    aclrtMemPool pool = pool_new(0);
+    set_flag(pool, ACL_RT_MEM_POOL_REUSE_ALLOW_OPPORTUNISTIC, 1);
+    aclrtStream s = stream_new(), t = stream_new();
+    uint32_t *h = NULL;
+    EXPECT_OK(aclrtMallocHost((void **)&h, 4 * sizeof *h));
+    memset(h, 0, 4 * sizeof *h);
+    atomic_store(&kernel_gate, 0);
+    atomic_store(&kernel_running, 0);
+    uint32_t *p = pool_alloc(pool, 16, s), v = 500;
+    void *args[] = {&p, &v};
+    /* One block: the device's other worker stays free for stream t. */
+    EXPECT_OK(aclrtLaunchKernelWithArgsArray(FUNC(pool_kernel), 1, s, NULL, args));
+    EXPECT_OK(aclrtMemcpyAsync(h, 16, p, 16, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    EXPECT_OK(aclrtMemPoolFreeAsync(p, s));
+    for (int i = 0; i < WAIT_MS && !atomic_load(&kernel_running); i++)
+        sleep_ms(1);
+    assert_int_equal(atomic_load(&kernel_running), 1);
+    void *q = pool_alloc(pool, 16, t);   /* the kernel still runs: not p */
+    assert_ptr_not_equal(q, p);
+    EXPECT_OK(aclrtMemPoolFreeAsync(q, t));
+    EXPECT_OK(aclrtSynchronizeStream(t));   /* gives back q's block, not p's */
+    EXPECT_OK(aclrtMemPoolTrimTo(pool, 0));
+    assert_int_equal(attr64(pool, ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT), B2);
+    uint32_t *r = pool_alloc(pool, 16, s);   /* same stream: p, after the kernel */
+    assert_ptr_equal(r, p);
+    EXPECT_OK(aclrtMemsetAsync(r, 16, 0, 16, s));
+    EXPECT_OK(aclrtMemPoolFreeAsync(r, s));
+    atomic_store(&kernel_gate, 1);
+    EXPECT_OK(aclrtSynchronizeStream(s));
+    assert_int_equal(h[0], 500);   /* the kernel's write, copied out before the free */
+    assert_int_equal(attr64(pool, ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT), 0);
+    EXPECT_OK(aclrtFreeHost(h));
     EXPECT_OK(aclrtMemPoolDestroy(pool));
     EXPECT_OK(aclrtDestroyStream(s));
     EXPECT_OK(aclrtDestroyStream(t));
@@ -794,6 +850,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory_is_device_memory, setup_device0,
                                         teardown_device0),
         cmocka_unit_test_setup_teardown(test_free_is_stream_ordered, setup_gated, teardown_gated),
+        cmocka_unit_test_setup_teardown(test_free_after_kernel, setup_device0, teardown_device0),
         cmocka_unit_test_setup_teardown(test_closest_size, setup_device0, teardown_device0),
         cmocka_unit_test_setup_teardown(test_event_dependency_reuse, setup_gated, teardown_gated),
         cmocka_unit_test_setup_teardown(test_opportunistic_reuse, setup_gated, teardown_gated),
