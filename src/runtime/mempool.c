@@ -794,7 +794,9 @@ void aclsim__mempools_forget_after_fork(void)
             p->blocks = b->next;
             free(b);
         }
-        free(p);   /* the handles go with the handle table */
+        if (p->handle)
+            aclsim__handle_free(p->handle);   /* 107000 / 507899 from now on */
+        free(p);   /* the memory went with the inherited heaps */
     }
     atomic_store(&npools, 0);
     free(records);
