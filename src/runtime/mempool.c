@@ -323,10 +323,7 @@ aclError aclrtMemPoolCreate(aclrtMemPool *memPool, const aclrtMemPoolProps *pool
                                         "poolProps->location.id %u is not a device id",
                                         poolProps->location.id);
     struct aclsim__device *dev = &aclsim__devices[id];
-    if (!atomic_load(&dev->open))
-        return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
-                            "device %d is not open: call aclrtSetDevice(%d) first", id, id);
-    size_t total = dev->heap.capacity, max = poolProps->maxSize;
+    size_t total = aclsim__config()->device_memory, max = poolProps->maxSize;
     if (max == 0)
         max = total / BLOCK_ALIGN * BLOCK_ALIGN;   /* CANN: all of the device, rounded down */
     else if (max > SIZE_MAX - (BLOCK_ALIGN - 1) || (max = (max + BLOCK_ALIGN - 1) / BLOCK_ALIGN *
@@ -339,20 +336,24 @@ aclError aclrtMemPoolCreate(aclrtMemPool *memPool, const aclrtMemPoolProps *pool
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "out of host memory");
     p->device = dev;
     p->max = max;
+    /* Under pools_lock: a device closing clears `open` before its pools go
+     * (aclsim__mempools_device_closing), so a pool is never left behind. */
     pthread_mutex_lock(&pools_lock);
-    p->handle = aclsim__handle_new(ACLSIM_H_MEMPOOL, p);
-    if (p->handle) {
+    if (!atomic_load(&dev->open))
+        err = aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
+                           "device %d is not open: call aclrtSetDevice(%d) first", id, id);
+    else if (!(p->handle = aclsim__handle_new(ACLSIM_H_MEMPOOL, p)))
+        err = aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "out of host memory");
+    if (!err) {
         p->next = pools;
         pools = p;
         atomic_fetch_add(&npools, 1);
         *memPool = p->handle;
     }
     pthread_mutex_unlock(&pools_lock);
-    if (!p->handle) {
+    if (err)
         free(p);
-        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "out of host memory");
-    }
-    return ACL_SUCCESS;
+    return err;
 }
 
 /* Takes p's handle away (under pools_lock): its idle blocks go back to the
