@@ -613,11 +613,13 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool, 
     struct stream_id me = id_of(s);
     struct block *best = NULL;
     enum reuse how = REUSE_NONE;
+    /* The closest size; then a reuse that needs no wait; then the lowest address. */
     for (struct block *b = p->blocks; b; b = b->next) {
-        if (b->busy || b->size < need || (best && b->size >= best->size))
+        if (b->busy || b->size < need || (best && b->size > best->size))
             continue;
         enum reuse r = reusable(p, b, me);
-        if (r != REUSE_NONE) {
+        if (r != REUSE_NONE &&
+            (!best || b->size < best->size || r < how || (r == how && b->addr < best->addr))) {
             best = b;
             how = r;
         }
