@@ -823,6 +823,8 @@ static void check_rc(const char *api, aclError rc, const int *allowed, size_t na
 #define L_SYM_COPY CODES(100000, 100001, 107002, 107043, 500001, 207001)
 #define L_SYM_COPY_ASYNC CODES(100000, 100001, 107002, 107003, 107017, 107043, 500001, 207001, 200000)
 #define L_MEMCPY CODES(100000, 100001, 107002)
+/* aclrtMemcpy between two devices without peer access: 107000 (docs/memory-pools.md). */
+#define L_MEMCPY_SYNC CODES(100000, 100001, 107002, 107000)
 #define L_ASYNC CODES(100000, 100001, 107002, 107003, 107017, 200000)
 #define L_MALLOC CODES(100000, 100001, 107002, 207001, 200000)
 #define L_FREE CODES(100000, 100001, 107002)
@@ -1633,8 +1635,12 @@ static void op_memcpy(const uint8_t *a, bool async)
         e = E_OK;
         why = "valid call";
         if ((kind == 3 || kind == 4) && wd.c == C_DEV && ws.c == C_DEV && wd.dev != ws.dev) {
-            e = E_ANY;   /* peer copy between devices: CANN needs P2P, aclsim allows it */
+            e = E_ANY;   /* a stream copy between devices: CANN states no peer rule for it */
             why = "copy between two devices";
+        }
+        if (!async && wd.c == C_DEV && ws.c == C_DEV && wd.dev != ws.dev) {
+            e = E_FAIL;   /* aclrtMemcpy needs peer access, which the harness never enables */
+            why = "aclrtMemcpy between two devices without peer access";
         }
         break;
     }
@@ -1657,7 +1663,7 @@ static void op_memcpy(const uint8_t *a, bool async)
     if (async)
         check_rc(g_api, rc, L_ASYNC, e, why);
     else
-        check_rc(g_api, rc, L_MEMCPY, e, why);
+        check_rc(g_api, rc, L_MEMCPY_SYNC, e, why);
     if (rc || count == 0)
         return;
     if (!async) {

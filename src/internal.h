@@ -25,6 +25,7 @@
  *   kargs   (kargs.c)     kernel argument lists (aclrtKernelArgs*)
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
+ *   mempool (mempool.c)   stream-ordered memory pools (acl_rt_memory_soma.h)
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
@@ -34,6 +35,7 @@
  * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize);
  * kargs.c args_lock -> handle table lock; binary.c loaded_lock -> the
  * dynamic loader's lock (dladdr, dlclose).
+ * mempool.c pools_lock -> stream.lock (queuing a free) and -> heap.lock.
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
@@ -291,7 +293,8 @@ enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT
                            ACLSIM_H_NOTIFY /* notifies and counting notifies */,
                            ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */,
                            ACLSIM_H_ARGS /* kargs.c: system-managed argument lists */,
-                           ACLSIM_H_BINARY_DESC /* binary.c: aclrtCreateBinary's descriptions */ };
+                           ACLSIM_H_BINARY_DESC /* binary.c: aclrtCreateBinary's descriptions */,
+                           ACLSIM_H_MEMPOOL /* mempool.c */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -303,7 +306,9 @@ bool aclsim__handle_free(const void *handle);
 /* PHYSICAL and MANAGED are never heap allocations: vmm.c and managed.c charge
  * their bytes to a device's heap (aclsim__heap_charge). */
 enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL,
-                          ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED, ACLSIM_ALLOC_KINDS };
+                          ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED,
+                          ACLSIM_ALLOC_POOL /* a memory pool's block (mempool.c) */,
+                          ACLSIM_ALLOC_KINDS };
 
 struct aclsim__alloc {
     uintptr_t addr;
@@ -1018,6 +1023,29 @@ void aclsim__ranges_finalize(void);
  * unmapped (taken before any heap lock). */
 void aclsim__ranges_hold(void);
 void aclsim__ranges_unhold(void);
+
+/* peer.c: 107000 when a copy between two devices needs peer access (as the
+ * configured product's aclrtMemcpy reference says) and neither device has
+ * enabled it to the other; success for anything else (NULL: not a device). */
+aclError aclsim__peer_copy_check(const char *api, const struct aclsim__device *dst,
+                                 const struct aclsim__device *src);
+
+/* ---- mempool.c: stream-ordered memory pools (acl_rt_memory_soma.h) ------------
+ * Each hook costs one atomic load while no pool exists. */
+/* Event dependencies for ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES: record
+ * number recno of the event with this handle was queued on s as its task seq;
+ * stream s queued a wait for record recno of that event. (event.c) */
+struct aclsim__sref;
+void aclsim__mempool_note_record(const void *event_handle, struct aclsim__sref s, uint64_t seq,
+                                 uint64_t recno);
+void aclsim__mempool_note_wait(struct aclsim__sref s, const void *event_handle, uint64_t recno);
+/* After a successful stream or device synchronize: pools of dev give idle
+ * memory above their release threshold back to the device. */
+void aclsim__mempools_after_sync(struct aclsim__device *dev);
+/* Device close, after its streams drained and before its heap is reset:
+ * the pools of dev are destroyed (their handles die). */
+void aclsim__mempools_device_closing(struct aclsim__device *dev);
+void aclsim__mempools_forget_after_fork(void);   /* THE FORK RULE */
 
 /* ---- symbol.c ------------------------------------------------------------ */
 

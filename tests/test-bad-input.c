@@ -69,6 +69,7 @@ enum {
     E_PARSE = 100006,     /* ACL_ERROR_PARSE_FILE */
     E_REFINAL = 100037,   /* ACL_ERROR_REPEAT_FINALIZE */
     E_FAILURE = 500001,   /* ACL_ERROR_FAILURE */
+    E_RTPARAM = 107000,   /* ACL_ERROR_RT_PARAM_INVALID */
     E_DEVID = 107001,     /* ACL_ERROR_RT_INVALID_DEVICEID */
     E_CTXNULL = 107002,   /* ACL_ERROR_RT_CONTEXT_NULL */
     E_STREAMCTX = 107003, /* ACL_ERROR_RT_STREAM_CONTEXT */
@@ -386,6 +387,7 @@ static aclError socname_is_null(void)
     X(cpy_h2h_dev_dst, "aclrtMemcpy", "HOST_TO_HOST into device memory", W_DEV0, E_PARAM, "HOST_TO_HOST but dst", aclrtMemcpy(F.d0, BUF, hbuf, 16, H2H)) \
     X(cpy_h2bd_host_dst, "aclrtMemcpy", "HOST_TO_BUF_TO_DEVICE into host memory", W_DEV0, E_PARAM, "HOST_TO_BUF_TO_DEVICE but dst", aclrtMemcpy(hbuf, HBUF, F.pin, 16, H2BD)) \
     X(cpy_inner_cross, "aclrtMemcpy", "INNER_DEVICE_TO_DEVICE across devices", W_DEV0, E_PARAM, "INNER_DEVICE_TO_DEVICE", aclrtMemcpy(F.d0, BUF, F.d1, 16, INNER)) \
+    X(cpy_no_peer, "aclrtMemcpy", "DEVICE_TO_DEVICE across devices without peer access", W_DEV0, E_RTPARAM, "peer access", aclrtMemcpy(F.d0, BUF, F.d1, 16, D2D)) \
     X(cpy_inter_same, "aclrtMemcpy", "INTER_DEVICE_TO_DEVICE within device 0", W_DEV0, E_PARAM, "both on device 0", aclrtMemcpy(F.d0, BUF, OFF(F.d0, 128), 16, INTER)) \
     X(cpy_dst_overrun, "aclrtMemcpy", "dst range past its allocation", W_DEV0, E_PARAM, "dst range", aclrtMemcpy(F.d0, 2 * BUF, hbuf, 2 * BUF, H2D)) \
     X(cpy_interior_overrun, "aclrtMemcpy", "dst at offset 200, count 100, of a 256-byte allocation", W_DEV1, E_PARAM, "overruns", aclrtMemcpy(OFF(F.d0, 200), 100, hbuf, 100, H2D)) \
@@ -1103,6 +1105,7 @@ static void test_codes(void **state)
     assert_int_equal(E_SYMBOL, ACL_ERROR_RT_INVALID_SYMBOL);
     assert_int_equal(E_FUNC, ACL_ERROR_RT_INVALID_DEVICE_FUNCTION);
     assert_int_equal(E_MEMALLOC, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    assert_int_equal(E_RTPARAM, ACL_ERROR_RT_PARAM_INVALID);
 }
 
 /* Before the first aclInit of the process. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "acl/acl.h"
+#include "acl/acl_rt_memory_soma.h"
 #include "aclsim/aclsim.h"
 #include "common.h"
 
@@ -460,6 +461,67 @@ static void test_fork_without_session(void **state)
     assert_int_equal(real_work(0), 0);
 }
 
+/* A memory pool with an allocation in use and a free still queued at fork():
+ * the child's calls are refused, its aclFinalize discards the pool, and after
+ * aclInit it has pools of its own (the parent's handle means nothing there). */
+static aclrtMemPool parent_pool;
+
+static aclrtMemPoolProps pool_props(void)
+{
+    aclrtMemPoolProps p;
+    memset(&p, 0, sizeof p);
+    p.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    p.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    p.maxSize = 16u << 20;
+    return p;
+}
+
+static int child_with_pool(void *arg)
+{
+    (void)arg;
+    void *p = NULL;
+    CHILD_CHECK(refused(aclrtMemPoolMallocAsync(&p, 64, parent_pool, parent_stream),
+                        ACL_ERROR_UNINITIALIZE, "aclrtMemPoolMallocAsync"));
+    CHILD_CHECK(refused(aclrtMemPoolDestroy(parent_pool), ACL_ERROR_UNINITIALIZE,
+                        "aclrtMemPoolDestroy"));
+    CHILD_CHECK(start_over() == 0);
+    if (!CHILD_MAY_START_THREADS)
+        return 0;
+    CHILD_CHECK(aclInit(NULL) == ACL_SUCCESS);
+    CHILD_CHECK(aclrtSetDevice(0) == ACL_SUCCESS);
+    uint64_t v = 0;
+    CHILD_CHECK(aclrtMemPoolGetAttr(parent_pool, ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT, &v) ==
+                ACL_ERROR_RT_PARAM_INVALID);
+    aclrtMemPoolProps props = pool_props();
+    aclrtMemPool pool = NULL;
+    aclrtStream s = NULL;
+    CHILD_CHECK(aclrtMemPoolCreate(&pool, &props) == ACL_SUCCESS);
+    CHILD_CHECK(aclrtCreateStream(&s) == ACL_SUCCESS);
+    CHILD_CHECK(aclrtMemPoolMallocAsync(&p, 64, pool, s) == ACL_SUCCESS);
+    CHILD_CHECK(aclrtMemsetAsync(p, 64, 1, 64, s) == ACL_SUCCESS);
+    CHILD_CHECK(aclrtMemPoolFreeAsync(p, s) == ACL_SUCCESS);
+    CHILD_CHECK(aclrtSynchronizeStream(s) == ACL_SUCCESS);
+    CHILD_CHECK(aclrtMemPoolDestroy(pool) == ACL_SUCCESS);
+    CHILD_CHECK(aclFinalize() == ACL_SUCCESS);
+    return 0;
+}
+
+static void test_fork_with_memory_pool(void **state)
+{
+    (void)state;
+    aclrtMemPoolProps props = pool_props();
+    EXPECT_OK(aclrtMemPoolCreate(&parent_pool, &props));
+    void *busy = NULL, *freed = NULL;
+    EXPECT_OK(aclrtMemPoolMallocAsync(&busy, 64, parent_pool, parent_stream));
+    EXPECT_OK(aclrtMemPoolMallocAsync(&freed, 64, parent_pool, parent_stream));
+    EXPECT_OK(aclrtMemPoolFreeAsync(freed, parent_stream));
+    EXPECT_CHILD_OK(run_child(child_with_pool, NULL));
+    parent_still_works();
+    EXPECT_OK(aclrtMemPoolFreeAsync(busy, parent_stream));
+    EXPECT_OK(aclrtSynchronizeStream(parent_stream));
+    EXPECT_OK(aclrtMemPoolDestroy(parent_pool));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_parent, teardown_parent)
 
 int main(void)
@@ -471,6 +533,7 @@ int main(void)
         T(test_child_finalize_reference),
         T(test_fork_during_finalize),
         T(test_fork_without_session),
+        T(test_fork_with_memory_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

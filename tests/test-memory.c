@@ -235,6 +235,11 @@ static void run_matrix(int mode /* 0 sync, 1 async NULL stream, 2 async user str
     aclrtStream stream = NULL;
     if (mode == 2)
         OK(aclrtCreateStream(&stream));
+    /* aclrtMemcpy between the two devices needs peer access (test-peer.c
+     * checks the refusal); enabled from the current device to the other. */
+    int32_t cur = -1;
+    OK(aclrtGetDevice(&cur));
+    OK(aclrtDeviceEnablePeerAccess(1 - cur, 0));
     unsigned char want[BUF], got[BUF], fill[BUF];
     memset(fill, 0xEE, sizeof fill);
     unsigned seed = 1;

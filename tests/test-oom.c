@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "acl/acl.h"
+#include "acl/acl_rt_memory_soma.h"
 #include "aclsim/aclsim.h"
 #include "internal.h"
 
@@ -241,6 +242,47 @@ static aclError malloc_step(void)
     return e;
 }
 
+/* --- memory pool ----------------------------------------------------------------------- */
+/* Creation, an allocation, its stream-ordered free, the event notes of the
+ * reuse policies, a reuse, trim and destroy. Whatever the failed call left
+ * is undone without injection, so the step can run again. */
+static aclError pool_step(void)
+{
+    aclrtMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    props.maxSize = 8u << 20;
+    aclrtMemPool pool = NULL;
+    aclError e = aclrtMemPoolCreate(&pool, &props);
+    if (e)
+        return e;
+    aclrtEvent ev = NULL;
+    void *a = NULL;
+    uint32_t on = 1;
+    e = aclrtMemPoolSetAttr(pool, ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES, &on);
+    if (!e)
+        e = aclrtCreateEvent(&ev);
+    for (int i = 0; i < 2 && !e; i++) {
+        e = aclrtMemPoolMallocAsync(&a, 4096, pool, stream);
+        if (!e && (e = aclrtMemPoolFreeAsync(a, stream)) == ACL_SUCCESS)
+            a = NULL;
+        if (!e)
+            e = aclrtRecordEvent(ev, stream);
+        if (!e)
+            e = aclrtStreamWaitEvent(stream, ev);
+    }
+    if (!e)
+        e = aclrtMemPoolTrimTo(pool, 0);
+    if (a)
+        assert_int_equal(aclrtMemPoolFreeAsync(a, stream), ACL_SUCCESS);
+    assert_int_equal(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+    if (ev)
+        assert_int_equal(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    assert_int_equal(aclrtMemPoolDestroy(pool), ACL_SUCCESS);
+    return e;
+}
+
 /* --- binary load ------------------------------------------------------------------------- */
 #ifdef ACLSIM_TEST_KERNELS_PATH
 static aclError binary_step(void)
@@ -295,6 +337,7 @@ static void test_oom_scenarios(void **state)
         {"events", with_stream, event_step, with_stream_teardown},
         {"aclrtCreateContext", with_device, context_step, finalize},
         {"aclrtMalloc/MallocHost", with_device, malloc_step, finalize},
+        {"memory pool", with_stream, pool_step, with_stream_teardown},
 #ifdef ACLSIM_TEST_KERNELS_PATH
         {"binary load", with_device, binary_step, finalize},
         {"binary load from data", with_device, binary_data_step, finalize},

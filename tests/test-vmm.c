@@ -499,6 +499,60 @@ static void test_copies_race_finalize(void **state)
     assert_int_equal(init_devices("2", "64M"), ACL_SUCCESS);   /* for the teardown */
 }
 
+/* aclrtMemMapSelectedLink (Atlas A3): the destination reservation maps the
+ * physical memory mapped in the source's, at the same offsets: the two alias. */
+static void test_map_selected_link(void **state)
+{
+    (void)state;
+    char *dst = NULL;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "virPtrDst", aclrtMemMapSelectedLink(NULL, G2, &dst, 0));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL, aclrtMemMapSelectedLink(&dst, G2, &dst, 0));
+    reinit_with_soc("Ascend910_9391");
+    char *src = reserve(2 * G2);
+    dst = reserve(2 * G2);
+    aclrtDrvMemHandle h1 = physical(G2), h2 = physical(G2);
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "no physical memory",
+               aclrtMemMapSelectedLink(dst, 2 * G2, src, ACL_RT_MEM_LINK_IDX_0));
+    EXPECT_OK(aclrtMapMem(src, G2, 0, h1, 0));
+    EXPECT_OK(aclrtMapMem(src + G2, G2, 0, h2, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "virPtrSrc", aclrtMemMapSelectedLink(dst, G2, NULL, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "size", aclrtMemMapSelectedLink(dst, 0, src, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "linkIdx", aclrtMemMapSelectedLink(dst, 2 * G2, src, 2));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "virPtrDst is not the start",
+               aclrtMemMapSelectedLink(dst + G2, G2, src, 0));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "virPtrSrc is not the start",
+               aclrtMemMapSelectedLink(dst, 2 * G2, src + G2, 0));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "sizes",
+               aclrtMemMapSelectedLink(dst, G2, src, 0));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "same reserved range",
+               aclrtMemMapSelectedLink(src, 2 * G2, src, 0));
+    EXPECT_OK(aclrtMemMapSelectedLink(dst, 2 * G2, src, ACL_RT_MEM_LINK_IDX_1));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "already has memory mapped",
+               aclrtMemMapSelectedLink(dst, 2 * G2, src, 0));
+    /* Aliases, across the two physical allocations. */
+    uint32_t v = 0x5EED, got = 0;
+    EXPECT_OK(aclrtMemcpy(src + G2 - 2, 4, &v, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+    EXPECT_OK(aclrtMemcpy(&got, 4, dst + G2 - 2, 4, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_int_equal(got, 0x5EED);
+    dst[3] = 7;
+    assert_int_equal(src[3], 7);
+    /* Each mapping of the destination is unmapped on its own (CANN's note). */
+    void *base = NULL;
+    size_t size = 0;
+    EXPECT_OK(aclrtMemGetAddressRange(dst + G2 + 5, &base, &size));
+    assert_ptr_equal(base, dst + G2);
+    assert_int_equal(size, G2);
+    EXPECT_OK(aclrtUnmapMem(dst));
+    EXPECT_OK(aclrtUnmapMem(dst + G2));
+    assert_int_equal(src[3], 7);   /* the source keeps its memory */
+    EXPECT_OK(aclrtUnmapMem(src));
+    EXPECT_OK(aclrtUnmapMem(src + G2));
+    EXPECT_OK(aclrtFreePhysical(h1));
+    EXPECT_OK(aclrtFreePhysical(h2));
+    EXPECT_OK(aclrtReleaseMemAddress(src));
+    EXPECT_OK(aclrtReleaseMemAddress(dst));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +566,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_product_support, setup_device0, teardown_device0),
         cmocka_unit_test_setup_teardown(test_finalize_releases, setup_device0, teardown_device0),
         cmocka_unit_test_setup_teardown(test_threads, setup_device0, teardown_device0),
+        cmocka_unit_test_setup_teardown(test_map_selected_link, setup_device0, teardown_device0),
         cmocka_unit_test_setup_teardown(test_copies_race_finalize, setup_device0, teardown_device0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

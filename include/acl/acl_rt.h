@@ -1162,6 +1162,14 @@ ACL_FUNC_VISIBILITY aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs
                                                                aclrtMemManagedLocation *prefetchLocs,
                                                                size_t *prefetchLocIdxs, size_t numPrefetchLocs,
                                                                uint64_t flags, aclrtStream stream);
+/* Peer page tables and link selection (11-05 unified addressing, 11-04 virtual
+ * memory): docs/memory-pools.md, "Peer mapping". */
+#define ACL_RT_MEM_LINK_IDX_0 0U /* SIO */
+#define ACL_RT_MEM_LINK_IDX_1 1U /* HCCS */
+ACL_FUNC_VISIBILITY aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc,
+                                                     uint32_t linkIdx);
+
 ACL_FUNC_VISIBILITY aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes);
 ACL_FUNC_VISIBILITY aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType,
                                                uint32_t *checkResult, uint32_t reserve);

@@ -97,6 +97,7 @@ static void close_device(struct aclsim__device *dev, bool force)
     pthread_mutex_lock(&aclsim__rt.lock);
     atomic_store(&dev->open, false);
     aclsim__symbols_forget_device(dev);
+    aclsim__mempools_device_closing(dev);   /* its memory pools die with the session */
     aclsim__heap_reset(&dev->heap);
     dev->refcount = 0;
     dev->closing = false;
@@ -226,6 +227,8 @@ aclError aclrtSynchronizeDevice(void)
     if (err)
         return err;
     err = aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
+    if (!err)
+        aclsim__mempools_after_sync(aclsim__context_device(ctx));   /* release threshold */
     return err ? err : aclsim__device_report(ctx, "aclrtSynchronizeDevice");
 }
 

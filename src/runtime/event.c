@@ -498,9 +498,11 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, const char 
         return err;
     uint64_t seq = t.u.event.seq;
     atomic_fetch_add(&ev->refs, 1);   /* the task may run and drop its reference at once */
-    if ((err = aclsim__submit(s, &t, api, NULL))) {   /* the number is taken: retire it, unstamped */
+    uint64_t task_seq = 0;
+    if ((err = aclsim__submit(s, &t, api, &task_seq))) {   /* the number is taken: retire it, unstamped */
         aclsim__event_complete(ev, seq, false);
     } else {
+        aclsim__mempool_note_record(ev->handle, s, task_seq, seq);   /* memory pools' event reuse */
         pthread_mutex_lock(&ev->lock);
         if (seq > ev->queued)
             ev->queued = seq;
@@ -575,8 +577,11 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
         aclsim__event_unref(ev);
         return ACL_SUCCESS;
     }
+    uint64_t recno = t.u.sync.value;
     if ((err = aclsim__submit(s, &t, api, NULL)))
         wait_release(&t);   /* counts it done, drops the reference */
+    else
+        aclsim__mempool_note_wait(s, event, recno);   /* memory pools' event reuse */
     return err;
 }
 

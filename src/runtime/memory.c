@@ -462,6 +462,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
         return err;
     struct aclsim__where wd, ws;
     err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
+    if (!err)
+        err = aclsim__peer_copy_check(api, wd.device, ws.device);
     if (!err) {
         bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         copy_bytes(dst, src, count);

@@ -188,18 +188,19 @@ aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
     /* The components of a simulated device's memory: what the program
      * allocated (aclrtMalloc & co.) and the device variables' instances. */
     struct aclsim__heap *h = &aclsim__devices[deviceId].heap;
-    enum { NPARTS = 4 };
+    enum { NPARTS = 5 };
     aclrtMemUsageInfo rows[NPARTS];
     memset(rows, 0, sizeof rows);
     static const struct { const char *name; int kind; } parts[NPARTS] = {
         {"app", ACLSIM_ALLOC_MALLOC}, {"device_variables", ACLSIM_ALLOC_SYMBOL},
-        {"physical", ACLSIM_ALLOC_PHYSICAL}, {"managed", ACLSIM_ALLOC_MANAGED}};
+        {"physical", ACLSIM_ALLOC_PHYSICAL}, {"managed", ACLSIM_ALLOC_MANAGED},
+        {"mem_pool", ACLSIM_ALLOC_POOL}};
     int nrows = 0;
     for (int i = 0; i < NPARTS; i++) {
         size_t used, peak;
         aclsim__heap_usage(h, parts[i].kind, &used, &peak);
         if (i >= 2 && peak == 0)
-            continue;   /* physical and managed memory: listed once used */
+            continue;   /* physical, managed and pool memory: listed once used */
         snprintf(rows[nrows].name, sizeof rows[nrows].name, "%s", parts[i].name);
         rows[nrows].curMemSize = used;
         rows[nrows].memPeakSize = peak;

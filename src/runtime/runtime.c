@@ -125,6 +125,7 @@ static void finalize_forked(void)
     aclsim__kargs_forget_after_fork();
     aclsim__memory_forget_after_fork();
     aclsim__ranges_forget_after_fork();
+    aclsim__mempools_forget_after_fork();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__devctl_finalize();

@@ -390,7 +390,10 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
     struct aclsim__context *ctx = NULL;
     if (err || (err = aclsim__current_context(api, &ctx)))
         return err;
-    return aclsim__device_synchronize_timeout(aclsim__context_device(ctx), timeout, api);
+    err = aclsim__device_synchronize_timeout(aclsim__context_device(ctx), timeout, api);
+    if (!err)
+        aclsim__mempools_after_sync(aclsim__context_device(ctx));   /* release threshold */
+    return err;
 }
 
 /* ---- attributes -------------------------------------------------------------- */

@@ -656,7 +656,8 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
 {
     ACLSIM_REQUIRE_INIT(api);
     struct aclsim__sref ref;
-    aclError err = aclsim__stream_resolve(stream, api, NULL, &ref);
+    struct aclsim__context *ctx = NULL;
+    aclError err = aclsim__stream_resolve(stream, api, &ctx, &ref);
     if (err)
         return err;
     struct aclsim__stream *s = ref.s;
@@ -671,6 +672,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
         return aclsim__fail(ACL_ERROR_RT_STREAM_ABORT, api,
                             "stream %p was aborted (aclrtStreamAbort) while this call waited for "
                             "it: its pending work was discarded", stream);
+    aclsim__mempools_after_sync(aclsim__context_device(ctx));   /* pools: release threshold */
     return aclsim__stream_report(ref, api);   /* a task that failed */
 }
 

@@ -515,6 +515,35 @@ aclError aclrtReleaseMemAddress(void *virPtr)
 
 /* ---- mappings --------------------------------------------------------------------- */
 
+/* Maps ph's memory at `at` in r (checked: inside r, overlapping nothing) with
+ * these access flags per location, and lists the mapping. Lock held for
+ * writing. */
+static aclError add_mapping(const char *api, struct reservation *r, uintptr_t at, size_t size,
+                            struct phys *ph, const uint8_t access[LOCATIONS])
+{
+    if (r->nmaps == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 4;
+        struct mapping *maps = aclsim__realloc(r->maps, cap * sizeof *maps);
+        if (!maps)
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+        r->maps = maps;
+        r->cap = cap;
+    }
+    struct mapping m = {.addr = at, .size = size, .phys = ph};
+    memcpy(m.access, access, sizeof m.access);
+    if (mmap((void *)at, size, effective_prot(&m), MAP_SHARED | MAP_FIXED, ph->fd, 0) == MAP_FAILED)
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "cannot map %zu bytes at %p: %s",
+                            size, (void *)at, strerror(errno));
+    size_t pos = 0;
+    while (pos < r->nmaps && r->maps[pos].addr < at)
+        pos++;
+    memmove(&r->maps[pos + 1], &r->maps[pos], (r->nmaps - pos) * sizeof *r->maps);
+    r->maps[pos] = m;
+    r->nmaps++;
+    ph->maps++;
+    return ACL_SUCCESS;
+}
+
 static aclError map_mem(const char *api, void *virPtr, size_t size, size_t offset,
                         aclrtDrvMemHandle handle, uint64_t flags, bool access)
 {
@@ -559,34 +588,11 @@ static aclError map_mem(const char *api, void *virPtr, size_t size, size_t offse
                                    m->phys->device ? m->phys->device->id : 0);
         }
     }
-    if (!err && r->nmaps == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 4;
-        struct mapping *maps = aclsim__realloc(r->maps, cap * sizeof *maps);
-        if (!maps)
-            err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
-        else {
-            r->maps = maps;
-            r->cap = cap;
-        }
-    }
     if (!err) {
-        void *p = mmap(virPtr, size, access ? PROT_READ | PROT_WRITE : PROT_NONE,
-                       MAP_SHARED | MAP_FIXED, ph->fd, 0);
-        if (p == MAP_FAILED) {
-            err = aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "cannot map %zu bytes at %p: %s",
-                               size, virPtr, strerror(errno));
-        } else {
-            size_t pos = 0;
-            while (pos < r->nmaps && r->maps[pos].addr < at)
-                pos++;
-            memmove(&r->maps[pos + 1], &r->maps[pos], (r->nmaps - pos) * sizeof *r->maps);
-            struct mapping *m = &r->maps[pos];
-            *m = (struct mapping){.addr = at, .size = size, .phys = ph};
-            memset(m->access, access ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE : ACL_RT_MEM_ACCESS_FLAGS_NONE,
-                   sizeof m->access);
-            r->nmaps++;
-            ph->maps++;
-        }
+        uint8_t flag = access ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE : ACL_RT_MEM_ACCESS_FLAGS_NONE;
+        uint8_t flags_by_location[LOCATIONS];
+        memset(flags_by_location, flag, sizeof flags_by_location);
+        err = add_mapping(api, r, at, size, ph, flags_by_location);
     }
     pthread_rwlock_unlock(&aclsim__ranges_lock);
     return err;
@@ -604,6 +610,21 @@ aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvM
     return map_mem("aclrtMemMapNoAccess", virPtr, size, offset, handle, flags, false);
 }
 
+/* Unmaps m (back to reserved, inaccessible address space) and unlists it;
+ * the physical memory goes with its last mapping once its handle is freed.
+ * Lock held for writing. */
+static void remove_mapping(struct reservation *r, struct mapping *m)
+{
+    struct phys *ph = m->phys;
+    mmap((void *)m->addr, m->size, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    size_t pos = (size_t)(m - r->maps);
+    memmove(m, m + 1, (r->nmaps - pos - 1) * sizeof *m);
+    r->nmaps--;
+    if (--ph->maps == 0 && ph->user_refs == 0)
+        destroy_phys(ph);
+}
+
 aclError aclrtUnmapMem(void *virPtr)
 {
     static const char api[] = "aclrtUnmapMem";
@@ -612,17 +633,59 @@ aclError aclrtUnmapMem(void *virPtr)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
     struct mapping *m = mapping_start(api, "virPtr", virPtr, &err);
-    if (m) {
-        struct reservation *r = reservation_of(virPtr);
-        struct phys *ph = m->phys;
-        /* Back to reserved, inaccessible address space. */
-        mmap(virPtr, m->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-             -1, 0);
-        size_t pos = (size_t)(m - r->maps);
-        memmove(m, m + 1, (r->nmaps - pos - 1) * sizeof *m);
-        r->nmaps--;
-        if (--ph->maps == 0 && ph->user_refs == 0)
-            destroy_phys(ph);
+    if (m)
+        remove_mapping(reservation_of(virPtr), m);
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return err;
+}
+
+/* aclrtMemMapSelectedLink: virPtrDst's reservation gets the physical memory
+ * mapped in virPtrSrc's, at the same offsets and with the same access flags
+ * (the link, SIO or HCCS, changes the path, not the bytes: one address space
+ * here). Atlas A3 only, as CANN's table says. */
+aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, uint32_t linkIdx)
+{
+    static const char api[] = "aclrtMemMapSelectedLink";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!virPtrDst || !virPtrSrc)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                            !virPtrDst ? "virPtrDst" : "virPtrSrc");
+    if (size == 0)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0: it must be greater than 0");
+    if (linkIdx > ACL_RT_MEM_LINK_IDX_1)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                            "linkIdx %u is invalid: ACL_RT_MEM_LINK_IDX_0 (0, SIO) or "
+                            "ACL_RT_MEM_LINK_IDX_1 (1, HCCS)", linkIdx);
+    aclError err = aclsim__soc_check(api, ACLSIM_FAMILIES(A3));
+    if (err)
+        return err;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct reservation *dst = reservation_of(virPtrDst), *src = reservation_of(virPtrSrc);
+    const char *bad = NULL;
+    if (!dst || dst->base != (uintptr_t)virPtrDst)
+        bad = "virPtrDst is not the start of a reserved range (aclrtReserveMemAddress)";
+    else if (!src || src->base != (uintptr_t)virPtrSrc)
+        bad = "virPtrSrc is not the start of a reserved range (aclrtReserveMemAddress)";
+    else if (dst == src)
+        bad = "virPtrDst and virPtrSrc are the same reserved range";
+    else if (round_up(size, ACLSIM_2M) != dst->size || round_up(size, ACLSIM_2M) != src->size)
+        bad = "size must equal the sizes of both reserved ranges";
+    else if (src->nmaps == 0)
+        bad = "virPtrSrc has no physical memory mapped (aclrtMapMem first)";
+    else if (dst->nmaps != 0)
+        bad = "virPtrDst already has memory mapped (aclrtUnmapMem it first)";
+    if (bad) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s (virPtrDst %p, virPtrSrc %p, size "
+                           "%zu)", bad, virPtrDst, virPtrSrc, size);
+    } else {
+        size_t i = 0;
+        for (; i < src->nmaps && !err; i++) {
+            struct mapping *m = &src->maps[i];
+            err = add_mapping(api, dst, dst->base + (m->addr - src->base), m->size, m->phys,
+                              m->access);
+        }
+        while (err && dst->nmaps)   /* all or nothing */
+            remove_mapping(dst, &dst->maps[dst->nmaps - 1]);
     }
     pthread_rwlock_unlock(&aclsim__ranges_lock);
     return err;

@@ -12,6 +12,7 @@
 #include "acl/acl.h"
 #include "acl/acl_platform.h"
 #include "acl/acl_rt_allocator.h"
+#include "acl/acl_rt_memory_soma.h"
 #include "acl/acl_rt_api.h"
 #include "aclsim/aclsim.h"
 
