@@ -216,11 +216,49 @@ static void release_event(struct aclsim__task *t)
     aclsim__event_unref(t->u.sync.obj);
 }
 
+static void retain_event(struct aclsim__task *t)
+{
+    atomic_fetch_add(&((struct aclsim__event *)t->u.sync.obj)->refs, 1);
+}
+
 static const struct aclsim__wait_ops event_wait_ops = {
     .what = "an event", .ready = wait_ready, .park = wait_park, .unpark = wait_unpark,
     .release = wait_release};
 static const struct aclsim__wait_ops event_reset_ops = {
-    .what = "an event", .signal = reset_signal, .release = release_event};
+    .what = "an event", .signal = reset_signal, .release = release_event,
+    .retain = retain_event};
+
+/* ---- for model runtime instances (modelri.c) ------------------------------ */
+
+bool aclsim__is_event_wait(const struct aclsim__task *t)
+{
+    return t->kind == ACLSIM_TASK_WAIT && t->u.sync.ops == &event_wait_ops;
+}
+
+bool aclsim__is_event_reset(const struct aclsim__task *t)
+{
+    return t->kind == ACLSIM_TASK_SIGNAL && t->u.sync.ops == &event_reset_ops;
+}
+
+bool aclsim__event_is_ex(const struct aclsim__event *ev)
+{
+    return ev->ex;
+}
+
+uint32_t aclsim__event_flags(const struct aclsim__event *ev)
+{
+    return ev->flags;
+}
+
+void *aclsim__event_handle(const struct aclsim__event *ev)
+{
+    return ev->handle;
+}
+
+void aclsim__event_ref(struct aclsim__event *ev)
+{
+    atomic_fetch_add(&ev->refs, 1);
+}
 
 /* ---- events --------------------------------------------------------------- */
 
@@ -487,6 +525,13 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, const char 
     if (err || (err = fix_flag(ev, true, ACL_EVENT_RECORD_DEFAULT, api)) ||
         (err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;
+    return aclsim__event_record_on(ev, s, api);
+}
+
+/* A record of ev queued on s (the caller holds a reference on ev). */
+aclError aclsim__event_record_on(struct aclsim__event *ev, struct aclsim__sref s, const char *api)
+{
+    aclError err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_RECORD, .u.event.event = ev};   /* takes our ref */
     /* A record gets a new sequence number. The event lock cannot be held
      * over the submit (lock order is stream -> event). */
@@ -500,13 +545,13 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, const char 
     atomic_fetch_add(&ev->refs, 1);   /* the task may run and drop its reference at once */
     if ((err = aclsim__submit(s, &t, api, NULL))) {   /* the number is taken: retire it, unstamped */
         aclsim__event_complete(ev, seq, false);
+        aclsim__event_unref(ev);   /* the task's */
     } else {
         pthread_mutex_lock(&ev->lock);
         if (seq > ev->queued)
             ev->queued = seq;
         pthread_mutex_unlock(&ev->lock);
     }
-    aclsim__event_unref(ev);
     return err;
 }
 
@@ -517,8 +562,7 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, uint32_t flag
     if (!ev)
         return err;
     err = flag ? external_use(ev, true, stream, api) : record(ev, stream, api);
-    if (err || flag)
-        aclsim__event_unref(ev);
+    aclsim__event_unref(ev);
     return err;
 }
 
@@ -652,6 +696,9 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 /* 207000 for the calls an ACL_EVENT_EXTERNAL event refuses. */
 static aclError refuse_external(const struct aclsim__event *ev, const char *api)
 {
+    aclError err = aclsim__capture_refuse_event(ev, api);   /* 107028 during a capture */
+    if (err)
+        return err;
     if (ev->flags == ACL_EVENT_EXTERNAL)
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "an ACL_EVENT_EXTERNAL event (for task capture) does not support "

@@ -195,6 +195,7 @@ static aclError finalize(bool run_callbacks)
     pthread_mutex_unlock(&aclsim__rt.lock);
     aclsim__binaries_finalize();
     pthread_mutex_lock(&aclsim__rt.lock);
+    aclsim__modelri_finalize();   /* before the events its tasks hold */
     aclsim__events_finalize();
     aclsim__callbacks_finalize();
     aclsim__notifies_finalize();

@@ -22,8 +22,7 @@
 /* Ascend 950, Atlas A3 and A2: the products some stream functions need. */
 #define NEWEST (ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2))
 
-#define FLAGS_UNSIMULATED (ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE | \
-                           ACL_STREAM_DEVICE_USE_ONLY)
+#define FLAGS_UNSIMULATED (ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY)
 
 uint32_t aclsim__streams_max(void)
 {
@@ -142,11 +141,9 @@ static aclError configured_create(aclrtStream *stream, uint64_t flag, uint32_t p
     if (flag & FLAGS_UNSIMULATED)
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "flag 0x%llx asks for a %s stream, which aclsim cannot simulate "
-                            "(no models, AI CPU scheduling or device-side launches)",
+                            "(no AI CPU scheduling or device-side launches)",
                             (unsigned long long)flag,
-                            (flag & ACL_STREAM_PERSISTENT) ? "persistent (model)"
-                            : (flag & ACL_STREAM_CPU_SCHEDULE) ? "CPU-schedule"
-                                                               : "device-use-only");
+                            (flag & ACL_STREAM_CPU_SCHEDULE) ? "CPU-schedule" : "device-use-only");
     /* Unknown bits make an ordinary stream (CANN: "other values create the
      * same stream as aclrtCreateStream"); aclrtStreamGetFlags reports the known ones. */
     uint32_t flags = (uint32_t)(flag & FLAGS_KNOWN);
@@ -325,7 +322,8 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "status is NULL");
     aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__sref ref;
-    if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)))
+    if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)) ||
+        (err = aclsim__capture_refuse_stream(ref.s, api)))
         return err;
     /* Every task submitted so far has finished (run or discarded). */
     uint64_t submitted = atomic_load_explicit(&ref.s->submitted, memory_order_acquire);
@@ -388,7 +386,8 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
                             "milliseconds", timeout);
     aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__context *ctx = NULL;
-    if (err || (err = aclsim__current_context(api, &ctx)))
+    if (err || (err = aclsim__current_context(api, &ctx)) ||
+        (err = aclsim__capture_refuse_device(aclsim__context_device(ctx), api)))
         return err;
     return aclsim__device_synchronize_timeout(aclsim__context_device(ctx), timeout, api);
 }
