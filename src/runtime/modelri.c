@@ -455,6 +455,8 @@ static aclError capture_checks(struct aclsim__ri *ri, const struct aclsim__task 
         break;
     case ACLSIM_TASK_WAIT:
     case ACLSIM_TASK_SIGNAL:
+        if (aclsim__is_event_wait(task))
+            break;   /* checked by check_wait; never queued again (replay order covers it) */
         if (aclsim__is_event_reset(task))
             return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                                 "resetting an event made by aclrtCreateEvent/"
