@@ -280,7 +280,8 @@ enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT
                            ACLSIM_H_NOTIFY /* notifies and counting notifies */,
                            ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */,
                            ACLSIM_H_MODEL_RI, ACLSIM_H_RI_TASK, ACLSIM_H_RI_COND,
-                           ACLSIM_H_TASK_GRP, ACLSIM_H_RI_STREAM /* modelri.c */ };
+                           ACLSIM_H_TASK_GRP, ACLSIM_H_RI_STREAM,
+                           ACLSIM_H_LABEL, ACLSIM_H_LABEL_LIST /* modelri.c; 15 is the last */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -1189,6 +1190,11 @@ aclError aclsim__capture_mode_check(const char *api);
 /* A stream is being destroyed (any path): it leaves its capture (which is
  * invalidated if the stream began it) or its binding. */
 void aclsim__capture_stream_gone(struct aclsim__stream *s);
+/* aclrtActiveStream (op 0) and aclrtSwitchStream (op 1), arguments checked:
+ * a step of the built model both streams are bound to (modelri.c). */
+aclError aclsim__modelri_stream_control(int op, aclrtStream target, void *left, int cond,
+                                        void *right, int dtype, aclrtStream stream,
+                                        const char *api);
 /* aclFinalize: destroys every model runtime instance. */
 void aclsim__modelri_finalize(void);
 /* executor.c: runs task t of s on the calling worker, as the executor

@@ -705,6 +705,90 @@ static void test_build(void **state)
     ASSERT_OK(aclrtFree(dev));
 }
 
+/* ---- labels and stream activation in built models -------------------------------------------- */
+
+static void test_labels(void **state)
+{
+    (void)state;
+    aclrtStream p1, p2, p3, p4, plain;
+    ASSERT_OK(aclrtCreateStreamWithConfig(&p1, 0, ACL_STREAM_PERSISTENT));
+    ASSERT_OK(aclrtCreateStreamWithConfig(&p2, 0, ACL_STREAM_PERSISTENT));
+    ASSERT_OK(aclrtCreateStreamWithConfig(&p3, 0, ACL_STREAM_PERSISTENT));
+    ASSERT_OK(aclrtCreateStreamWithConfig(&p4, 0, ACL_STREAM_PERSISTENT));
+    ASSERT_OK(aclrtCreateStream(&plain));
+    uint32_t *idx;
+    int32_t *vals;
+    ASSERT_OK(aclrtMalloc((void **)&idx, 4, ACL_MEM_MALLOC_HUGE_FIRST));
+    ASSERT_OK(aclrtMalloc((void **)&vals, 8, ACL_MEM_MALLOC_HUGE_FIRST));
+    static struct order_log log;
+    atomic_store(&log.n, 0);
+    static struct order_entry A = {&log, 1}, B = {&log, 2}, C = {&log, 3}, D = {&log, 4},
+                              never = {&log, 9};
+    aclrtLabel l0, l1;
+    aclrtLabelList list;
+    ASSERT_OK(aclrtCreateLabel(&l0));
+    ASSERT_OK(aclrtCreateLabel(&l1));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "label is NULL", aclrtCreateLabel(NULL));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "num 0", aclrtCreateLabelList((aclrtLabel[]){l0}, 0, &list));
+    ASSERT_OK(aclrtCreateLabelList((aclrtLabel[]){l0, l1}, 2, &list));
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_MODEL, "not bound", aclrtSetLabel(l0, plain));
+
+    aclmdlRI ri;
+    ASSERT_OK(aclmdlRIBuildBegin(&ri, 0));
+    ASSERT_OK(aclmdlRIBindStream(ri, p1, ACL_MODEL_STREAM_FLAG_HEAD));
+    ASSERT_OK(aclmdlRIBindStream(ri, p2, ACL_MODEL_STREAM_FLAG_DEFAULT));
+    ASSERT_OK(aclmdlRIBindStream(ri, p3, ACL_MODEL_STREAM_FLAG_DEFAULT));
+    ASSERT_OK(aclmdlRIBindStream(ri, p4, ACL_MODEL_STREAM_FLAG_DEFAULT));
+    /* p1: A, D only if vals[0] == vals[1] (p4), then the switch; nothing after it runs */
+    ASSERT_OK(aclrtLaunchHostFunc(p1, log_fn, &A));
+    ASSERT_OK(aclrtSwitchStream(&vals[0], ACL_RT_EQUAL, &vals[1], ACL_RT_SWITCH_INT32, p4, NULL, p1));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "maxValue 3", aclrtSwitchLabelByIndex(idx, 3, list, p1));
+    ASSERT_OK(aclrtSwitchLabelByIndex(idx, 2, list, p1));
+    ASSERT_OK(aclrtLaunchHostFunc(p1, log_fn, &never));
+    /* p2: label 0, B, then falls through to its end; p3: label 1, C; p4: D */
+    ASSERT_OK(aclrtSetLabel(l0, p2));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "set already", aclrtSetLabel(l0, p3));
+    ASSERT_OK(aclrtLaunchHostFunc(p2, log_fn, &B));
+    ASSERT_OK(aclrtSetLabel(l1, p3));
+    ASSERT_OK(aclrtLaunchHostFunc(p3, log_fn, &C));
+    ASSERT_OK(aclrtLaunchHostFunc(p4, log_fn, &D));
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_MODEL, "not bound to the model", aclrtActiveStream(plain, p1));
+    for (int i = 0; i < 4; i++)
+        ASSERT_OK(aclmdlRIEndTask(ri, i == 0 ? p1 : i == 1 ? p2 : i == 2 ? p3 : p4));
+    ASSERT_OK(aclmdlRIBuildEnd(ri, NULL));
+
+    int32_t v[2] = {1, 2};
+    ASSERT_OK(aclrtMemcpy(vals, 8, v, 8, ACL_MEMCPY_HOST_TO_DEVICE));
+    uint32_t choose[3] = {0, 1, 7};
+    for (int r = 0; r < 3; r++) {
+        ASSERT_OK(aclrtMemcpy(idx, 4, &choose[r], 4, ACL_MEMCPY_HOST_TO_DEVICE));
+        ASSERT_OK(aclmdlRIExecute(ri, WAIT_MS));
+    }
+    v[1] = 1;   /* now equal: p4 runs */
+    ASSERT_OK(aclrtMemcpy(vals, 8, v, 8, ACL_MEMCPY_HOST_TO_DEVICE));
+    ASSERT_OK(aclmdlRIExecuteAsync(ri, plain));
+    ASSERT_OK(aclrtSynchronizeStream(plain));
+    int want[] = {1, 2, 1, 3, 1, 3, 1, 4, 3};
+    assert_int_equal(atomic_load(&log.n), 9);
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(log.seq[i], want[i]);
+
+    /* a destroyed label makes the switch fail at execution */
+    ASSERT_OK(aclrtDestroyLabel(l1));
+    EXPECT_ERR(ACL_ERROR_RT_MODEL_EXECUTE, "label 1", aclmdlRIExecute(ri, WAIT_MS));
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "not a live label", aclrtDestroyLabel(l1));
+    ASSERT_OK(aclrtDestroyLabelList(list));
+    ASSERT_OK(aclrtDestroyLabel(l0));
+    ASSERT_OK(aclmdlRIDestroy(ri));
+    ASSERT_OK(aclrtDestroyStream(p1));
+    ASSERT_OK(aclrtDestroyStream(p2));
+    ASSERT_OK(aclrtDestroyStream(p3));
+    ASSERT_OK(aclrtDestroyStream(p4));
+    ASSERT_OK(aclrtDestroyStream(plain));
+    ASSERT_OK(aclrtFree(idx));
+    ASSERT_OK(aclrtFree(vals));
+}
+
 /* ---- readable dumps ------------------------------------------------------------------------------ */
 
 static void test_debug_print(void **state)
@@ -907,6 +991,7 @@ int main(void)
         T(test_destroy_while_replaying),
         T(test_conditional),
         T(test_build),
+        T(test_labels),
         T(test_debug_print),
         T(test_product_support),
         T(test_reset_and_finalize_end_captures),

@@ -1221,6 +1221,16 @@ ACL_FUNC_VISIBILITY aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType c
                                                    const void *reserve);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceL2CacheFlush(void *rsv);
 
+/* ---- Labels: control steps of models built on persistent streams (CANN's
+ * "label management" chapter; docs/modelri.md) ---- */
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabel(aclrtLabel *label);
+ACL_FUNC_VISIBILITY aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabel(aclrtLabel label);
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabelList(aclrtLabelList labelList);
+ACL_FUNC_VISIBILITY aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList,
+                                                     aclrtStream stream);
+
 /* ---- Model runtime instances: capture, build, replay (CANN's "model running
  * instance management" chapter; docs/modelri.md) ---- */
 typedef void *aclmdlRI;

@@ -50,6 +50,18 @@ struct ri_task {
     void *func;                 /* kernel: the function handle it was launched with */
     size_t args_size;           /* kernel: packed argument bytes */
     struct cond_task *cond;     /* a conditional task (then t is a host function) */
+    struct ctl *ctl;            /* a control step of a built model (likewise) */
+};
+
+/* Control steps of a built model: labels, label switches, stream activation. */
+enum ctl_op { CTL_LABEL, CTL_SWITCH_LABEL, CTL_ACTIVE, CTL_SWITCH_STREAM };
+struct ctl {
+    int op;
+    uint32_t target;            /* ACTIVE, SWITCH_STREAM: the lane started */
+    void *left, *right;         /* SWITCH_STREAM: the values compared */
+    int cond, dtype;
+    void *ptr;                  /* SWITCH_LABEL: the uint32 index */
+    void *list;                 /* SWITCH_LABEL: the label list's handle */
 };
 
 struct lane {
@@ -86,6 +98,7 @@ struct aclsim__ri {
     bool built;                 /* aclmdlRIBuildBegin, not a capture */
     bool invalid;               /* the capture was invalidated */
     bool sub;                   /* a branch of a conditional task */
+    bool control;               /* has control steps: runs as one program task */
     struct aclsim__ri *parent;
     struct aclsim__context *ctx;
     void *ctx_handle;
@@ -301,7 +314,9 @@ static void ri_free(struct aclsim__ri *ri)
     for (uint32_t i = 0; i < ri->ntasks; i++) {
         struct ri_task *rt = ri->tasks[i];
         aclsim__handle_free(rt->handle);
-        if (!rt->cond) {
+        if (rt->ctl) {
+            free(rt->ctl);
+        } else if (!rt->cond) {
             task_drop(&rt->t);
         } else {
             free(rt->cond->branches);
@@ -913,6 +928,8 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
 
 /* ---- replay ---------------------------------------------------------------------- */
 
+static struct aclsim__task *program_copy(const struct aclsim__ri *ri, uint32_t *n,
+                                         const char *api, aclError *err);
 struct cond_run;
 static void cond_run(void *arg);
 static void cond_free(struct cond_run *c);
@@ -931,7 +948,8 @@ static struct aclsim__task *replay_copies(const struct aclsim__ri *ri, uint32_t 
     }
     for (uint32_t i = 0; i < ri->ntasks && !*err; i++) {
         const struct ri_task *rt = ri->tasks[i];
-        if (rt->disabled || rt->internal)
+        if (rt->disabled || rt->internal ||
+            ri->lanes[rt->lane].bind_flag == ACL_MODEL_STREAM_FLAG_DEFAULT)
             continue;
         if (rt->t.kind == ACLSIM_TASK_KERNEL &&
             aclsim__handle_get(rt->func, ACLSIM_H_FUNC) != rt->t.u.kernel.kernel) {
@@ -1057,7 +1075,9 @@ static struct aclsim__task *execute_prepare(aclmdlRI modelRI, struct aclsim__sre
             *err = aclsim__fail(ACL_ERROR_RT_MODEL_EXECUTE, api,
                                 "stream %p of model runtime instance %u has no aclmdlRIEndTask",
                                 ri->lanes[i].handle, ri->id);
-    if (!*err) {
+    if (!*err && ri->control) {
+        copies = program_copy(ri, n, api, err);
+    } else if (!*err) {
         copies = replay_copies(ri, n, api, err);
         if (*err) {
             drop_copies(copies, 0, *n);
@@ -1304,7 +1324,7 @@ static bool is_value_op(const struct aclsim__task *t)
 static aclmdlRITaskType type_of(const struct ri_task *rt)
 {
     const struct aclsim__task *t = &rt->t;
-    if (rt->cond)
+    if (rt->cond || rt->ctl)
         return ACL_MODEL_RI_TASK_DEFAULT;
     if (t->kind == ACLSIM_TASK_KERNEL)
         return ACL_MODEL_RI_TASK_KERNEL;
@@ -1962,8 +1982,12 @@ static const char *kind_name(const struct ri_task *rt)
     static const char *const names[] = {"COPY", "MEMSET", "KERNEL", "HOST_FUNC", "EVENT_RECORD",
                                         "WAIT", "OVERFLOW", "COPY2D", "MEMSET32", "SIGNAL",
                                         "REDUCE", "RANDOM", "BATCH", "CMO", "CALLBACK"};
+    static const char *const ctl_names[] = {"LABEL_SET", "LABEL_SWITCH_BY_INDEX", "STREAM_ACTIVE",
+                                            "STREAM_SWITCH"};
     if (rt->cond)
         return "CONDITION";
+    if (rt->ctl)
+        return ctl_names[rt->ctl->op];
     if (aclsim__is_event_wait(&rt->t))
         return "EVENT_WAIT";
     if (aclsim__is_event_reset(&rt->t))
@@ -2271,4 +2295,377 @@ static void cond_run(void *arg)
     } else if (v < c->n) {
         run_branch(&c->br[v]);
     }
+}
+
+/* ---- labels and stream activation: control steps of built models ------------------------------- */
+
+#define LABELS_MAX 65535u   /* per process (CANN) */
+
+struct label {
+    void *handle;
+    uint32_t ri_id;             /* the model it is set in (ids are not reused), */
+    uint32_t lane, pos;         /* its stream there and its step; */
+    bool set;                   /* once aclrtSetLabel ran */
+};
+struct label_list { void *handle; uint32_t n; void **labels; };
+static uint32_t nlabels;
+
+/* Records a control step on the building model ref.s is bound to. */
+static aclError add_step(struct aclsim__sref ref, const struct ctl *c, const char *api,
+                         struct aclsim__ri **out, uint32_t *lane_out, uint32_t *pos_out)
+{
+    struct aclsim__ri *ri = ref.s->capture;
+    int lane = ri && ri->built ? lane_of(ri, ref.s) : -1;
+    if (lane < 0)
+        return aclsim__fail(ACL_ERROR_RT_STREAM_MODEL, api,
+                            "stream %p is not bound to a model (aclmdlRIBindStream)", ref.handle);
+    if (ri->state != RI_BUILDING)
+        return aclsim__fail(ACL_ERROR_RT_STREAM_MODEL, api,
+                            "the build of model runtime instance %u has ended", ri->id);
+    struct ctl *copy = aclsim__malloc(sizeof *copy);
+    if (!copy)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    *copy = *c;
+    struct aclsim__task t = {.kind = ACLSIM_TASK_HOST_FUNC, .label = "control"};
+    struct aclsim__event *none = NULL;
+    uint64_t none_seq = 0;
+    uint32_t pos = ri->lanes[lane].ntasks;
+    aclError err = record_task(ri, lane, &t, api, &none, &none_seq);
+    if (err) {
+        free(copy);
+        return err;
+    }
+    ri->tasks[ri->ntasks - 1]->ctl = copy;
+    ri->control = true;
+    if (out)
+        *out = ri;
+    if (lane_out)
+        *lane_out = (uint32_t)lane;
+    if (pos_out)
+        *pos_out = pos;
+    return ACL_SUCCESS;
+}
+
+aclError aclrtCreateLabel(aclrtLabel *label)
+{
+    static const char api[] = "aclrtCreateLabel";
+    aclError err = first_checks(label, "label", ACLSIM_ALL_BUT_IPV, api);
+    if (err)
+        return err;
+    pthread_mutex_lock(&ri_lock);
+    struct label *l = NULL;
+    if (nlabels >= LABELS_MAX)
+        err = aclsim__fail(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, api,
+                           "the process has %u labels, CANN's maximum", LABELS_MAX);
+    else if (!(l = aclsim__calloc(1, sizeof *l)) || !(l->handle = aclsim__handle_new(ACLSIM_H_LABEL, l)))
+        err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    if (!err) {
+        nlabels++;
+        *label = l->handle;
+    } else {
+        free(l);
+    }
+    pthread_mutex_unlock(&ri_lock);
+    return err;
+}
+
+aclError aclrtDestroyLabel(aclrtLabel label)
+{
+    static const char api[] = "aclrtDestroyLabel";
+    aclError err = first_checks(label, "label", ACLSIM_ALL_BUT_IPV, api);
+    if (err)
+        return err;
+    pthread_mutex_lock(&ri_lock);
+    struct label *l = aclsim__handle_get(label, ACLSIM_H_LABEL);
+    if (!l) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "label %p is not a live label", label);
+    } else {
+        aclsim__handle_free(label);
+        free(l);
+        nlabels--;
+    }
+    pthread_mutex_unlock(&ri_lock);
+    return err;
+}
+
+aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream)
+{
+    static const char api[] = "aclrtSetLabel";
+    aclError err = first_checks(label, "label", ACLSIM_ALL_BUT_IPV, api);
+    if (!err && !stream)
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stream is NULL");
+    struct aclsim__sref ref;
+    if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)))
+        return err;
+    pthread_mutex_lock(&ri_lock);
+    struct label *l = aclsim__handle_get(label, ACLSIM_H_LABEL);
+    struct aclsim__ri *ri = NULL;
+    uint32_t lane = 0, pos = 0;
+    if (!l)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "label %p is not a live label", label);
+    else if (l->set)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "label %p is set already", label);
+    else if (!(err = add_step(ref, &(struct ctl){.op = CTL_LABEL}, api, &ri, &lane, &pos)))
+        *l = (struct label){l->handle, ri->id, lane, pos, true};
+    pthread_mutex_unlock(&ri_lock);
+    return err;
+}
+
+aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList)
+{
+    static const char api[] = "aclrtCreateLabelList";
+    aclError err = first_checks(labels, "labels", ACLSIM_ALL_BUT_IPV, api);
+    if (!err && !labelList)
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "labelList is NULL");
+    if (!err && (num == 0 || num > LABELS_MAX))
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "num %zu is out of range: 1 to %u",
+                           num, LABELS_MAX);
+    if (err)
+        return err;
+    pthread_mutex_lock(&ri_lock);
+    for (size_t i = 0; i < num && !err; i++)
+        if (!aclsim__handle_get(labels[i], ACLSIM_H_LABEL))
+            err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                               "labels[%zu] (%p) is not a live label", i, labels[i]);
+    struct label_list *ll = NULL;
+    if (!err && (!(ll = aclsim__calloc(1, sizeof *ll)) ||
+                 !(ll->labels = aclsim__malloc(num * sizeof *ll->labels)) ||
+                 !(ll->handle = aclsim__handle_new(ACLSIM_H_LABEL_LIST, ll))))
+        err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    if (!err) {
+        memcpy(ll->labels, labels, num * sizeof *ll->labels);
+        ll->n = (uint32_t)num;
+        *labelList = ll->handle;
+    } else if (ll) {
+        free(ll->labels);
+        free(ll);
+    }
+    pthread_mutex_unlock(&ri_lock);
+    return err;
+}
+
+aclError aclrtDestroyLabelList(aclrtLabelList labelList)
+{
+    static const char api[] = "aclrtDestroyLabelList";
+    aclError err = first_checks(labelList, "labelList", ACLSIM_ALL_BUT_IPV, api);
+    if (err)
+        return err;
+    pthread_mutex_lock(&ri_lock);
+    struct label_list *ll = aclsim__handle_get(labelList, ACLSIM_H_LABEL_LIST);
+    if (!ll) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "labelList %p is not a live label list",
+                           labelList);
+    } else {
+        aclsim__handle_free(labelList);
+        free(ll->labels);
+        free(ll);
+    }
+    pthread_mutex_unlock(&ri_lock);
+    return err;
+}
+
+aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList,
+                                 aclrtStream stream)
+{
+    static const char api[] = "aclrtSwitchLabelByIndex";
+    aclError err = first_checks(ptr, "ptr", ACLSIM_ALL_BUT_IPV, api);
+    if (!err && (!labelList || !stream))
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
+                           !labelList ? "labelList" : "stream");
+    struct aclsim__sref ref;
+    if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)))
+        return err;
+    struct aclsim__where w = aclsim__classify(ptr);
+    if (w.kind != ACLSIM_DEVICE || ((uintptr_t)ptr & 3) ||
+        aclsim__check_range(api, "ptr", ptr, sizeof(uint32_t), w))
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "ptr %p is not 4 bytes of device memory (the uint32 label index)", ptr);
+    pthread_mutex_lock(&ri_lock);
+    struct label_list *ll = aclsim__handle_get(labelList, ACLSIM_H_LABEL_LIST);
+    if (!ll)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "labelList %p is not a live label list",
+                           labelList);
+    else if (maxValue != ll->n)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "maxValue %u is not the number of labels in the list (%u)", maxValue,
+                           ll->n);
+    else
+        err = add_step(ref, &(struct ctl){.op = CTL_SWITCH_LABEL, .ptr = ptr, .list = labelList},
+                       api, NULL, NULL, NULL);
+    pthread_mutex_unlock(&ri_lock);
+    return err;
+}
+
+aclError aclsim__modelri_stream_control(int op, aclrtStream target, void *left, int cond,
+                                        void *right, int dtype, aclrtStream stream,
+                                        const char *api)
+{
+    struct aclsim__sref ref, tref;
+    aclError err = aclsim__stream_resolve(stream, api, NULL, &ref);
+    if (err || (err = aclsim__stream_resolve(target, api, NULL, &tref)))
+        return err;
+    pthread_mutex_lock(&ri_lock);
+    struct aclsim__ri *ri = ref.s->capture;
+    int t = ri && ri->built && tref.s->capture == ri ? lane_of(ri, tref.s) : -1;
+    if (ri && ri->built && t < 0)
+        err = aclsim__fail(ACL_ERROR_RT_STREAM_MODEL, api,
+                           "%s %p is not bound to the model stream %p is bound to",
+                           op ? "trueStream" : "activeStream", target, stream);
+    else
+        err = add_step(ref, &(struct ctl){.op = op ? CTL_SWITCH_STREAM : CTL_ACTIVE,
+                                          .target = (uint32_t)t, .left = left, .right = right,
+                                          .cond = cond, .dtype = dtype},
+                       api, NULL, NULL, NULL);
+    pthread_mutex_unlock(&ri_lock);
+    return err;
+}
+
+/* One replay of a model with control steps: every stream's steps, run by
+ * one task on its worker (stream activation runs the activated stream
+ * there and then goes on; a label switch goes on at the label, and the
+ * switching stream's later steps do not run). */
+struct step { struct aclsim__task t; struct ctl c; bool is_ctl; uint32_t ntargets;
+              struct { uint32_t lane, pos; } *targets; };
+struct program { uint32_t nlanes; struct plane { struct step *steps; uint32_t n; bool head; } lanes[]; };
+
+static void program_free(void *arg)
+{
+    struct program *p = arg;
+    for (uint32_t l = 0; l < p->nlanes; l++) {
+        for (uint32_t i = 0; i < p->lanes[l].n; i++) {
+            struct step *st = &p->lanes[l].steps[i];
+            if (st->is_ctl)
+                free(st->targets);
+            else if (st->t.kind == ACLSIM_TASK_HOST_FUNC && st->t.u.host.fn == cond_run)
+                cond_free(st->t.u.host.arg);
+            else
+                task_drop(&st->t);
+        }
+        free(p->lanes[l].steps);
+    }
+    free(p);
+}
+
+static bool compare(const struct ctl *c)
+{
+    int64_t l = c->dtype == ACL_RT_SWITCH_INT64 ? __atomic_load_n((int64_t *)c->left, __ATOMIC_ACQUIRE)
+                                               : __atomic_load_n((int32_t *)c->left, __ATOMIC_ACQUIRE);
+    int64_t r = c->dtype == ACL_RT_SWITCH_INT64 ? __atomic_load_n((int64_t *)c->right, __ATOMIC_ACQUIRE)
+                                               : __atomic_load_n((int32_t *)c->right, __ATOMIC_ACQUIRE);
+    switch (c->cond) {
+    case ACL_RT_EQUAL: return l == r;
+    case ACL_RT_NOT_EQUAL: return l != r;
+    case ACL_RT_GREATER: return l > r;
+    case ACL_RT_GREATER_OR_EQUAL: return l >= r;
+    case ACL_RT_LESS: return l < r;
+    default: return l <= r;
+    }
+}
+
+static void run_lane(struct program *p, uint32_t lane, uint32_t pos, int depth)
+{
+    struct aclsim__stream *s = aclsim__tls_stream;
+    while (pos < p->lanes[lane].n) {
+        if (s && atomic_load_explicit(&s->discard, memory_order_acquire))
+            return;   /* aborted, reset or finalized */
+        struct step *st = &p->lanes[lane].steps[pos++];
+        if (!st->is_ctl) {
+            aclsim__execute_inline(s, &st->t);
+        } else if (st->c.op == CTL_SWITCH_LABEL) {
+            uint32_t idx = __atomic_load_n((uint32_t *)st->c.ptr, __ATOMIC_ACQUIRE);
+            if (idx >= st->ntargets)
+                idx = st->ntargets - 1;   /* past the last: the last (CANN) */
+            lane = st->targets[idx].lane;
+            pos = st->targets[idx].pos;
+        } else if ((st->c.op == CTL_ACTIVE || (st->c.op == CTL_SWITCH_STREAM && compare(&st->c))) &&
+                   depth < 64) {
+            run_lane(p, st->c.target, 0, depth + 1);
+        }
+    }
+}
+
+static void program_run_once(void *arg)
+{
+    struct program *p = arg;
+    for (uint32_t l = 0; l < p->nlanes; l++)
+        if (p->lanes[l].head)
+            run_lane(p, l, 0, 0);
+    program_free(p);
+}
+
+static struct aclsim__task *program_copy(const struct aclsim__ri *ri, uint32_t *n,
+                                         const char *api, aclError *err)
+{
+    struct program *p = aclsim__calloc(1, sizeof *p + ri->nlanes * sizeof p->lanes[0]);
+    struct aclsim__task *task = aclsim__malloc(sizeof *task);
+    *n = 0;
+    if (!p || !task) {
+        free(p);
+        free(task);
+        *err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory replaying");
+        return NULL;
+    }
+    p->nlanes = ri->nlanes;
+    for (uint32_t l = 0; l < ri->nlanes && !*err; l++) {
+        p->lanes[l].head = ri->lanes[l].bind_flag == ACL_MODEL_STREAM_FLAG_HEAD;
+        if (!(p->lanes[l].steps = aclsim__calloc(ri->lanes[l].ntasks + 1, sizeof(struct step))))
+            *err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory replaying");
+    }
+    for (uint32_t i = 0; i < ri->ntasks && !*err; i++) {
+        const struct ri_task *rt = ri->tasks[i];
+        struct plane *pl = &p->lanes[rt->lane];
+        struct step *st = &pl->steps[pl->n];
+        const struct aclsim__task *t = &rt->t;
+        if (rt->ctl) {
+            st->is_ctl = true;
+            st->c = *rt->ctl;
+            struct label_list *ll = st->c.op == CTL_SWITCH_LABEL
+                                        ? aclsim__handle_get(st->c.list, ACLSIM_H_LABEL_LIST) : NULL;
+            if (st->c.op == CTL_SWITCH_LABEL &&
+                (!ll || !(st->targets = aclsim__malloc(ll->n * sizeof *st->targets)))) {
+                *err = aclsim__fail(ll ? ACL_ERROR_BAD_ALLOC : ACL_ERROR_RT_MODEL_EXECUTE, api,
+                                    "the label list of a label switch of model runtime instance "
+                                    "%u was destroyed", ri->id);
+                break;
+            }
+            for (uint32_t k = 0; ll && k < ll->n; k++) {
+                struct label *lb = aclsim__handle_get(ll->labels[k], ACLSIM_H_LABEL);
+                if (!lb || !lb->set || lb->ri_id != ri->id) {
+                    *err = aclsim__fail(ACL_ERROR_RT_MODEL_EXECUTE, api,
+                                        "label %u of a label switch of model runtime instance %u "
+                                        "is destroyed or not set in that model", k, ri->id);
+                    break;
+                }
+                st->targets[st->ntargets].lane = lb->lane;
+                st->targets[st->ntargets++].pos = lb->pos;
+            }
+        } else if (t->kind == ACLSIM_TASK_RECORD || t->kind == ACLSIM_TASK_WAIT ||
+                   t->kind == ACLSIM_TASK_CALLBACK ||
+                   (t->kind == ACLSIM_TASK_SIGNAL && !is_value_op(t))) {
+            *err = aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                                "a model with labels or stream activation runs inside one task on "
+                                "its worker: event, notify and value waits and records cannot be "
+                                "part of it (task %u of stream %u)", rt->seq, rt->lane);
+        } else if (rt->disabled) {
+            st->is_ctl = true;
+            st->c.op = CTL_LABEL;   /* keeps the positions of labels */
+        } else if (rt->cond) {
+            st->t = rt->t;
+            if (!(st->t.u.host.arg = cond_copy(rt, api, err)))
+                break;
+        } else if (!task_dup(t, rt->args_size, &st->t)) {
+            *err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory replaying");
+        }
+        if (!*err)
+            pl->n++;
+    }
+    if (*err) {
+        program_free(p);
+        free(task);
+        return NULL;
+    }
+    *task = (struct aclsim__task){.kind = ACLSIM_TASK_CALLBACK, .label = "model",
+                                  .u.cb = {program_run_once, program_free, p}};
+    *n = 1;
+    return task;
 }

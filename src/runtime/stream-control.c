@@ -4,7 +4,7 @@
  * queries (id, flags, priority, status, attributes, available streams),
  * aclrtStreamAbort, the stream state callbacks, device synchronization with
  * a timeout, and the model-stream functions (aclrtActiveStream,
- * aclrtSwitchStream) that need streams bound to a model.
+ * aclrtSwitchStream: steps of a built model, modelri.c).
  */
 #include "internal.h"
 
@@ -518,19 +518,7 @@ aclError aclrtStreamStop(aclrtStream stream)
 
 /* ---- model streams ------------------------------------------------------------ */
 
-/* Both need streams bound to a model run instance (aclmdlRIBindStream); aclsim
- * has no models, so no stream is bound: CANN's answer for an unbound stream. */
-static aclError model_stream(aclrtStream stream, const char *name, const char *api)
-{
-    struct aclsim__sref ref;
-    aclError err = aclsim__stream_resolve(stream, api, NULL, &ref);
-    if (err)
-        return err;
-    return aclsim__fail(ACL_ERROR_RT_STREAM_MODEL, api,
-                        "%s %p is not bound to a model (aclmdlRIBindStream): aclsim does not "
-                        "simulate model run instances", name, stream);
-}
-
+/* Both are steps of a model built on persistent streams (modelri.c). */
 static const uint32_t model_socs = ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(EDGE) |
                                    ACLSIM_FAMILIES(INFERENCE) | ACLSIM_FAMILIES(TRAINING);
 
@@ -543,7 +531,7 @@ aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
                             activeStream ? "stream" : "activeStream");
     aclError err = aclsim__soc_check(api, model_socs);
     if (!err)
-        err = model_stream(activeStream, "activeStream", api);
+        err = aclsim__modelri_stream_control(0, activeStream, NULL, 0, NULL, 0, stream, api);
     return err;
 }
 
@@ -566,6 +554,7 @@ aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValu
                             (unsigned)cond > ACL_RT_LESS_OR_EQUAL ? (int)cond : (int)dataType);
     aclError err = aclsim__soc_check(api, model_socs);
     if (!err)
-        err = model_stream(stream, "stream", api);
+        err = aclsim__modelri_stream_control(1, trueStream, leftValue, (int)cond, rightValue,
+                                             (int)dataType, stream, api);
     return err;
 }
