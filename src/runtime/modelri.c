@@ -99,6 +99,7 @@ struct aclsim__ri {
     bool invalid;               /* the capture was invalidated */
     bool sub;                   /* a branch of a conditional task */
     bool control;               /* has control steps: runs as one program task */
+    struct plan *plan;          /* the replay plan, while valid (replay_plan) */
     struct aclsim__ri *parent;
     struct aclsim__context *ctx;
     void *ctx_handle;
@@ -277,6 +278,8 @@ static bool add_lane(struct aclsim__ri *ri, struct aclsim__stream *s, uint32_t e
 }
 
 static void ri_free(struct aclsim__ri *ri);
+struct plan;
+static void plan_unref(struct plan *p);
 
 /* Destroys ri and its branches (ri_lock held); the destroy callbacks are
  * copied to *cbs for the caller to call without the lock. */
@@ -338,6 +341,7 @@ static void ri_free(struct aclsim__ri *ri)
         aclsim__handle_free(ri->groups[i]->handle);
         free(ri->groups[i]);
     }
+    plan_unref(ri->plan);
     free(ri->open_group);
     free(ri->groups);
     free(ri->conds);
@@ -934,7 +938,102 @@ struct cond_run;
 static void cond_run(void *arg);
 static void cond_free(struct cond_run *c);
 static void drop_copies(struct aclsim__task *copies, uint32_t from, uint32_t n);
+static void drop_copies_in_place(struct aclsim__task *copies, uint32_t n);
 static struct cond_run *cond_copy(const struct ri_task *rt, const char *api, aclError *err);
+
+/* ---- the replay plan --------------------------------------------------------------------
+ * When every task of an instance can run on a worker without parking (no
+ * event, notify or value waits, no event records), a replay is one task: it
+ * runs the plan's tasks one after the other, in place. The plan is an
+ * immutable copy of the instance's tasks, made at the first replay after a
+ * change and shared (counted) by the replays and the instance, so a replay
+ * costs one submission whatever the number of tasks. */
+struct plan { atomic_uint refs; uint32_t n; struct aclsim__task tasks[]; };
+
+static void plan_unref(struct plan *p)
+{
+    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+        return;
+    drop_copies_in_place(p->tasks, p->n);
+    free(p);
+}
+
+static void plan_run(void *arg)
+{
+    struct plan *p = arg;
+    struct aclsim__stream *s = aclsim__tls_stream;
+    for (uint32_t i = 0; i < p->n; i++) {
+        /* an abort, reset or finalize discards the rest; so does a failure
+         * with ACL_STOP_ON_FAILURE (the stream is stopping) */
+        if (s && (atomic_load_explicit(&s->discard, memory_order_acquire) ||
+                  atomic_load_explicit(&s->stopping, memory_order_acquire)))
+            break;
+        aclsim__execute_inline(s, &p->tasks[i]);
+    }
+    plan_unref(p);
+}
+
+static void plan_drop(void *arg)
+{
+    plan_unref(arg);
+}
+
+static bool inline_kind(const struct ri_task *rt)
+{
+    const struct aclsim__task *t = &rt->t;
+    return !(t->kind == ACLSIM_TASK_RECORD || t->kind == ACLSIM_TASK_WAIT ||
+             t->kind == ACLSIM_TASK_CALLBACK || (t->kind == ACLSIM_TASK_SIGNAL && !is_value_op(t)));
+}
+
+static struct aclsim__task *replay_copies(const struct aclsim__ri *ri, uint32_t *n,
+                                          const char *api, aclError *err);
+
+/* The one task of a replay by plan (ri_lock held), or NULL (no *err) when
+ * the instance needs a replay task by task. */
+static struct aclsim__task *replay_plan(struct aclsim__ri *ri, uint32_t *n, const char *api,
+                                        aclError *err)
+{
+    for (uint32_t i = 0; i < ri->ntasks; i++)
+        if (!inline_kind(ri->tasks[i]) && !ri->tasks[i]->internal)
+            return NULL;
+    if (!ri->plan) {
+        uint32_t count = 0;
+        struct aclsim__task *copies = replay_copies(ri, &count, api, err);
+        struct plan *p = *err ? NULL : aclsim__malloc(sizeof *p + count * sizeof p->tasks[0]);
+        if (!p) {
+            drop_copies(copies, 0, count);
+            if (!*err)
+                *err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory replaying");
+            return NULL;
+        }
+        atomic_init(&p->refs, 1);
+        p->n = count;
+        memcpy(p->tasks, copies, count * sizeof *copies);
+        free(copies);
+        ri->plan = p;
+    } else {   /* the kernels' binaries may have gone since */
+        for (uint32_t i = 0; i < ri->ntasks; i++) {
+            const struct ri_task *rt = ri->tasks[i];
+            if (rt->t.kind == ACLSIM_TASK_KERNEL && !rt->disabled &&
+                aclsim__handle_get(rt->func, ACLSIM_H_FUNC) != rt->t.u.kernel.kernel) {
+                *err = aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                                    "kernel %s of task %u was unregistered (its binary unloaded) "
+                                    "after it was captured", rt->t.label, rt->seq);
+                return NULL;
+            }
+        }
+    }
+    struct aclsim__task *task = aclsim__malloc(sizeof *task);
+    if (!task) {
+        *err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory replaying");
+        return NULL;
+    }
+    atomic_fetch_add(&ri->plan->refs, 1);
+    *task = (struct aclsim__task){.kind = ACLSIM_TASK_CALLBACK, .label = "model",
+                                  .u.cb = {plan_run, plan_drop, ri->plan}};
+    *n = 1;
+    return task;
+}
 
 /* Copies of ri's tasks for one replay (ri_lock held); *n of them. */
 static struct aclsim__task *replay_copies(const struct aclsim__ri *ri, uint32_t *n,
@@ -971,14 +1070,20 @@ static struct aclsim__task *replay_copies(const struct aclsim__ri *ri, uint32_t 
     return copies;
 }
 
-static void drop_copies(struct aclsim__task *copies, uint32_t from, uint32_t n)
+static void drop_copies_in_place(struct aclsim__task *copies, uint32_t n)
 {
-    for (uint32_t i = from; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         if (copies[i].kind == ACLSIM_TASK_HOST_FUNC && copies[i].u.host.fn == cond_run)
             cond_free(copies[i].u.host.arg);
         else
             task_drop(&copies[i]);   /* (a CALLBACK's drop frees its branches) */
     }
+}
+
+static void drop_copies(struct aclsim__task *copies, uint32_t from, uint32_t n)
+{
+    if (copies)
+        drop_copies_in_place(copies + from, n - from);
     free(copies);
 }
 
@@ -1077,6 +1182,7 @@ static struct aclsim__task *execute_prepare(aclmdlRI modelRI, struct aclsim__sre
                                 ri->lanes[i].handle, ri->id);
     if (!*err && ri->control) {
         copies = program_copy(ri, n, api, err);
+    } else if (!*err && (copies = replay_plan(ri, n, api, err))) {
     } else if (!*err) {
         copies = replay_copies(ri, n, api, err);
         if (*err) {
@@ -1490,6 +1596,8 @@ aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params)
             if (have)
                 memcpy(((void **)t->u.kernel.argbuf)[0], k->args, have);
             t->u.kernel.blocks = k->numBlocks;
+            plan_unref(rt->ri->plan);   /* later replays see the change */
+            rt->ri->plan = NULL;
         }
     } else if (type == ACL_MODEL_RI_TASK_VALUE_WRITE || type == ACL_MODEL_RI_TASK_VALUE_WAIT) {
         void *addr = type == ACL_MODEL_RI_TASK_VALUE_WRITE ? params->valueWriteTaskParams.devAddr
@@ -1510,6 +1618,8 @@ aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params)
                                   : params->valueWaitTaskParams.value;
             if (type == ACL_MODEL_RI_TASK_VALUE_WAIT)
                 t->u.sync.mode = params->valueWaitTaskParams.flag;
+            plan_unref(rt->ri->plan);
+            rt->ri->plan = NULL;
         }
     } else {
         err = aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
@@ -1573,6 +1683,10 @@ aclError aclmdlRIUpdate(aclmdlRI modelRI)
     for (uint32_t i = 0; ri && !err && i < ri->ntasks; i++)
         if (ri->tasks[i]->disable_pending)
             ri->tasks[i]->disabled = true;
+    if (ri && !err) {
+        plan_unref(ri->plan);
+        ri->plan = NULL;
+    }
     pthread_mutex_unlock(&ri_lock);
     return err;
 }
@@ -1748,6 +1862,8 @@ aclError aclrtPersistentTaskClean(aclrtStream stream)
             free(rt);
         }
         ri->ntasks = k;
+        plan_unref(ri->plan);
+        ri->plan = NULL;
         ri->lanes[lane].ntasks = 0;
         ri->lanes[lane].ended = false;
     }
@@ -1944,6 +2060,8 @@ static aclError apply_update(struct updating *u, const char *api)
             targets[i]->args_size = u->tasks[i].u.kernel.argbuf ? args_block_size(&u->tasks[i]) : 0;
     }
     u->n = 0;   /* now the instance's */
+    plan_unref(ri->plan);
+    ri->plan = NULL;
     return ACL_SUCCESS;
 }
 
