@@ -24,13 +24,18 @@
  *   binary  (binary.c)    kernel binaries (shared objects)
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
+ *   modelri (modelri.c)   model runtime instances: capture (a hook in
+ *                         aclsim__submit), replay, build, labels
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
  * stopping a context's streams, aclsim__device_drain's visitors);
  * context.lock -> handle table lock; stream.lock -> event.lock; event
  * live_lock -> handle table lock; ranges_lock (ranges.h) -> handle table
- * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize).
+ * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize);
+ * modelri.c's ri_lock -> event.lock / notify lock / heap.lock / handle table
+ * lock (it is never taken under a stream's lock: the capture hook runs
+ * before aclsim__submit locks the stream).
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
@@ -1212,6 +1217,12 @@ uint32_t aclsim__event_flags(const struct aclsim__event *ev);
 void *aclsim__event_handle(const struct aclsim__event *ev);
 void aclsim__event_ref(struct aclsim__event *ev);
 aclError aclsim__event_record_on(struct aclsim__event *ev, struct aclsim__sref s, const char *api);
+/* Whether ev's record (wait) flag is fixed to EXTERNAL (graph capture), and
+ * the number of its latest record already queued (what a wait waits for). */
+bool aclsim__event_external(struct aclsim__event *ev, bool record);
+uint64_t aclsim__event_latest(struct aclsim__event *ev);
+/* modelri.c: whether s is being captured now. */
+bool aclsim__capture_active(struct aclsim__stream *s);
 
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */

@@ -372,6 +372,58 @@ static void test_refusals(void **state)
     ASSERT_OK(aclrtFree(dev));
 }
 
+/* ---- EXTERNAL event flags: waits and records for the world outside the instance ----------------- */
+
+static void test_external_events(void **state)
+{
+    (void)state;
+    aclrtStream s, out;
+    ASSERT_OK(aclrtCreateStream(&s));
+    ASSERT_OK(aclrtCreateStream(&out));
+    aclrtEvent in_ev = ex_event(), out_ev = ex_event();
+    static atomic_int hits;
+    atomic_store(&hits, 0);
+    aclmdlRI ri;
+    EXPECT_ERR(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "not being captured",
+               aclrtStreamWaitEventWithFlag(s, in_ev, 0, ACL_EVENT_WAIT_EXTERNAL));
+    ASSERT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    ASSERT_OK(aclrtStreamWaitEventWithFlag(s, in_ev, 0, ACL_EVENT_WAIT_EXTERNAL));
+    ASSERT_OK(aclrtLaunchHostFunc(s, count_fn, &hits));
+    ASSERT_OK(aclrtRecordEventWithFlag(out_ev, s, ACL_EVENT_RECORD_EXTERNAL));
+    ASSERT_OK(aclmdlRICaptureEnd(s, &ri));
+    uint32_t ns = 1, nt = 3;
+    aclrtStream rs;
+    aclmdlRITask tasks[3];
+    ASSERT_OK(aclmdlRIGetStreams(ri, &rs, &ns));
+    ASSERT_OK(aclmdlRIGetTasksByStream(rs, tasks, &nt));
+    aclmdlRITaskParams p;
+    ASSERT_OK(aclmdlRITaskGetParams(tasks[0], &p));
+    assert_int_equal(p.type, ACL_MODEL_RI_TASK_EVENT_WAIT);
+    assert_ptr_equal(p.eventWaitTaskParams.event, in_ev);
+    assert_int_equal(p.eventWaitTaskParams.waitFlag, ACL_EVENT_WAIT_EXTERNAL);
+    ASSERT_OK(aclmdlRITaskGetParams(tasks[2], &p));
+    assert_int_equal(p.eventRecordTaskParams.recordFlag, ACL_EVENT_RECORD_EXTERNAL);
+
+    for (int round = 1; round <= 3; round++) {
+        static struct blocker blk;
+        blocker_init(&blk);
+        ASSERT_OK(aclrtLaunchHostFunc(out, blocker_fn, &blk));
+        ASSERT_OK(aclrtRecordEvent(in_ev, out));
+        ASSERT_OK(aclmdlRIExecuteAsync(ri, s));
+        sleep_ms(30);
+        assert_int_equal(atomic_load(&hits), round - 1);   /* waits for the record outside */
+        blocker_release(&blk);
+        ASSERT_OK(aclrtSynchronizeEvent(out_ev));   /* recorded by the replay */
+        ASSERT_OK(aclrtSynchronizeStream(s));
+        assert_int_equal(atomic_load(&hits), round);
+    }
+    ASSERT_OK(aclmdlRIDestroy(ri));
+    ASSERT_OK(aclrtDestroyEvent(in_ev));
+    ASSERT_OK(aclrtDestroyEvent(out_ev));
+    ASSERT_OK(aclrtDestroyStream(s));
+    ASSERT_OK(aclrtDestroyStream(out));
+}
+
 /* ---- inspecting and updating captured tasks ------------------------------------------------ */
 
 static void test_update_kernel_args(void **state)
@@ -987,6 +1039,7 @@ int main(void)
         T(test_capture_replay),
         T(test_cross_stream),
         T(test_refusals),
+        T(test_external_events),
         T(test_update_kernel_args),
         T(test_destroy_while_replaying),
         T(test_conditional),

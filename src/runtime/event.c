@@ -221,9 +221,19 @@ static void retain_event(struct aclsim__task *t)
     atomic_fetch_add(&((struct aclsim__event *)t->u.sync.obj)->refs, 1);
 }
 
+/* A copy of a wait (a replay's): one more wait issued, another reference. */
+static void wait_retain(struct aclsim__task *t)
+{
+    struct aclsim__event *ev = t->u.sync.obj;
+    pthread_mutex_lock(&ev->lock);
+    ev->waits_issued++;
+    pthread_mutex_unlock(&ev->lock);
+    atomic_fetch_add(&ev->refs, 1);
+}
+
 static const struct aclsim__wait_ops event_wait_ops = {
     .what = "an event", .ready = wait_ready, .park = wait_park, .unpark = wait_unpark,
-    .release = wait_release};
+    .release = wait_release, .retain = wait_retain};
 static const struct aclsim__wait_ops event_reset_ops = {
     .what = "an event", .signal = reset_signal, .release = release_event,
     .retain = retain_event};
@@ -258,6 +268,22 @@ void *aclsim__event_handle(const struct aclsim__event *ev)
 void aclsim__event_ref(struct aclsim__event *ev)
 {
     atomic_fetch_add(&ev->refs, 1);
+}
+
+bool aclsim__event_external(struct aclsim__event *ev, bool record)
+{
+    pthread_mutex_lock(&ev->lock);
+    bool ext = (record ? ev->record_flag : ev->wait_flag) == 1;
+    pthread_mutex_unlock(&ev->lock);
+    return ext;
+}
+
+uint64_t aclsim__event_latest(struct aclsim__event *ev)
+{
+    pthread_mutex_lock(&ev->lock);
+    uint64_t q = ev->queued;
+    pthread_mutex_unlock(&ev->lock);
+    return q;
 }
 
 /* ---- events --------------------------------------------------------------- */
@@ -511,18 +537,20 @@ static aclError external_use(struct aclsim__event *ev, bool record, aclrtStream 
                             "aclrtCreateEventExWithFlag with ACL_EVENT_SYNC");
     aclError err = fix_flag(ev, record, 1, api);
     struct aclsim__sref s;
-    if (!err && !(err = aclsim__stream_resolve(stream, api, NULL, &s)))
+    if (!err && !(err = aclsim__stream_resolve(stream, api, NULL, &s)) &&
+        !aclsim__capture_active(s.s))
         err = aclsim__fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, api,
                            "the EXTERNAL flag is for a stream being captured into an ACL graph; "
                            "stream %p is not being captured", stream);
-    return err;
+    return err;   /* captured: the record or wait goes on (modelri.c) */
 }
 
-static aclError record(struct aclsim__event *ev, aclrtStream stream, const char *api)
+static aclError record(struct aclsim__event *ev, aclrtStream stream, uint32_t flag,
+                       const char *api)
 {
     aclError err = check_host_use(ev, api);
     struct aclsim__sref s;
-    if (err || (err = fix_flag(ev, true, ACL_EVENT_RECORD_DEFAULT, api)) ||
+    if (err || (err = fix_flag(ev, true, flag, api)) ||
         (err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;
     return aclsim__event_record_on(ev, s, api);
@@ -561,7 +589,9 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, uint32_t flag
     struct aclsim__event *ev = event_for(event, api, &err);
     if (!ev)
         return err;
-    err = flag ? external_use(ev, true, stream, api) : record(ev, stream, api);
+    err = flag ? external_use(ev, true, stream, api) : ACL_SUCCESS;
+    if (!err)
+        err = record(ev, stream, flag, api);
     aclsim__event_unref(ev);
     return err;
 }
@@ -598,7 +628,7 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
     if (!err && flag)
         err = external_use(ev, false, stream, api);
     struct aclsim__sref s;
-    if (err || (err = fix_flag(ev, false, ACL_EVENT_WAIT_DEFAULT, api)) ||
+    if (err || (err = fix_flag(ev, false, flag, api)) ||
         (err = aclsim__stream_resolve(stream, api, NULL, &s))) {
         aclsim__event_unref(ev);
         return err;
@@ -611,7 +641,7 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
      * nothing). */
     pthread_mutex_lock(&ev->lock);
     t.u.sync.value = ev->queued;
-    bool nothing = ev->ex && ev->queued == 0;
+    bool nothing = ev->ex && ev->queued == 0 && !flag;   /* (EXTERNAL: captured, see modelri.c) */
     if (!nothing)
         ev->waits_issued++;
     pthread_mutex_unlock(&ev->lock);

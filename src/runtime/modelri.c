@@ -375,7 +375,8 @@ static struct aclsim__ri *record_owner(const struct aclsim__event *ev, uint64_t 
         for (uint32_t i = ri->ntasks; i-- > 0;) {
             struct ri_task *rt = ri->tasks[i];
             if (rt->t.kind == ACLSIM_TASK_RECORD && rt->t.u.event.event == ev &&
-                (!seq || rt->t.u.event.seq == seq)) {
+                (!seq || rt->t.u.event.seq == seq) &&
+                !aclsim__event_external(rt->t.u.event.event, true)) {   /* (EXTERNAL: for outside) */
                 if (found)
                     *found = rt;
                 return ri;
@@ -441,8 +442,8 @@ static aclError record_task(struct aclsim__ri *ri, int lane, const struct aclsim
     } else if (task->kind == ACLSIM_TASK_RECORD) {
         *retire = task->u.event.event;
         *retire_seq = task->u.event.seq;
-    } else if (aclsim__is_event_wait(task)) {
-        rt->internal = true;
+    } else if (aclsim__is_event_wait(task)) {   /* EXTERNAL: waits at replay for a record outside */
+        rt->internal = !aclsim__event_external(task->u.sync.obj, false);
     }
     ri->tasks[ri->ntasks++] = rt;
     return ACL_SUCCESS;
@@ -494,7 +495,9 @@ static aclError capture_checks(struct aclsim__ri *ri, const struct aclsim__task 
  * in ri. */
 static aclError check_wait(struct aclsim__ri *ri, const struct aclsim__task *task, const char *api)
 {
-    const struct aclsim__event *ev = task->u.sync.obj;
+    struct aclsim__event *ev = task->u.sync.obj;
+    if (aclsim__event_external(ev, false))
+        return ACL_SUCCESS;   /* ACL_EVENT_WAIT_EXTERNAL: for a record made outside */
     if (!aclsim__event_is_ex(ev))
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "events made by aclrtCreateEvent/aclrtCreateEventWithFlag cannot be "
@@ -603,6 +606,14 @@ bool aclsim__capture_task(struct aclsim__sref ref, const struct aclsim__task *ta
     if (seq_out)
         *seq_out = 0;
     return true;
+}
+
+bool aclsim__capture_active(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&ri_lock);
+    bool active = s->capture && s->capture->state == RI_CAPTURING;
+    pthread_mutex_unlock(&ri_lock);
+    return active;
 }
 
 /* ---- refusals of other calls ----------------------------------------------------------- */
@@ -1111,6 +1122,8 @@ static aclError replay_submit(struct aclsim__task *copies, uint32_t n, struct ac
             err = aclsim__event_record_on(ev, s, api);
             aclsim__event_unref(ev);   /* the copy's */
         } else {
+            if (aclsim__is_event_wait(&copies[i]))   /* EXTERNAL: the latest record now */
+                copies[i].u.sync.value = aclsim__event_latest(copies[i].u.sync.obj);
             if (copies[i].kind == ACLSIM_TASK_HOST_FUNC && copies[i].u.host.fn == cond_run)
                 copies[i] = (struct aclsim__task){   /* runs once, then frees its branches */
                     .kind = ACLSIM_TASK_CALLBACK, .label = "condition",
@@ -1522,10 +1535,12 @@ aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *params)
     case ACL_MODEL_RI_TASK_EVENT_RECORD:
         params->eventRecordTaskParams.event = aclsim__event_handle(t->u.event.event);
         params->eventRecordTaskParams.eventFlag = aclsim__event_flags(t->u.event.event);
+        params->eventRecordTaskParams.recordFlag = aclsim__event_external(t->u.event.event, true);
         break;
     case ACL_MODEL_RI_TASK_EVENT_WAIT:
         params->eventWaitTaskParams.event = aclsim__event_handle(t->u.sync.obj);
         params->eventWaitTaskParams.eventFlag = aclsim__event_flags(t->u.sync.obj);
+        params->eventWaitTaskParams.waitFlag = aclsim__event_external(t->u.sync.obj, false);
         break;
     case ACL_MODEL_RI_TASK_EVENT_RESET:
         params->eventResetTaskParams.event = aclsim__event_handle(t->u.sync.obj);
