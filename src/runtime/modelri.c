@@ -258,9 +258,10 @@ static struct aclsim__ri *ri_new(struct aclsim__context *ctx, enum ri_state stat
     return ri;
 }
 
-static void lane_leave(struct lane *l)
+/* l's stream leaves ri (it may be captured into another instance by now). */
+static void lane_leave(struct aclsim__ri *ri, struct lane *l)
 {
-    if (!l->gone && l->s->capture) {
+    if (!l->gone && l->s->capture == ri) {
         l->s->capture = NULL;
         atomic_fetch_sub(&aclsim__captures, 1);
     }
@@ -286,7 +287,7 @@ static void plan_unref(struct plan *p);
 static void ri_destroy(struct aclsim__ri *ri, struct destroy_cb **cbs, uint32_t *ncbs)
 {
     for (uint32_t i = 0; i < ri->nlanes; i++)
-        lane_leave(&ri->lanes[i]);
+        lane_leave(ri, &ri->lanes[i]);
     if (ri->state == RI_CAPTURING && tls_capturing != MODE_NONE && pthread_equal(ri->thread, pthread_self()))
         tls_capturing = MODE_NONE;
     for (struct aclsim__ri *r = all_ri; r;) {   /* its branches (conditional tasks) */
@@ -356,7 +357,7 @@ static void ri_free(struct aclsim__ri *ri)
 static void capture_stop(struct aclsim__ri *ri)
 {
     for (uint32_t i = 0; i < ri->nlanes; i++)
-        lane_leave(&ri->lanes[i]);
+        lane_leave(ri, &ri->lanes[i]);
     if (pthread_equal(ri->thread, pthread_self()))
         tls_capturing = MODE_NONE;
 }
@@ -710,6 +711,8 @@ void aclsim__capture_stream_gone(struct aclsim__stream *s)
     pthread_mutex_unlock(&ri_lock);
 }
 
+static void labels_finalize(void);
+
 void aclsim__modelri_finalize(void)
 {
     pthread_mutex_lock(&ri_lock);
@@ -719,6 +722,7 @@ void aclsim__modelri_finalize(void)
             ri = ri->parent;
         ri_destroy(ri, NULL, NULL);
     }
+    labels_finalize();
     pthread_mutex_unlock(&ri_lock);
 }
 
@@ -1840,7 +1844,7 @@ aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream)
         return err;
     int lane = bound_lane(ri, ref, api, &err);
     if (lane >= 0) {
-        lane_leave(&ri->lanes[lane]);
+        lane_leave(ri, &ri->lanes[lane]);
         ri->lanes[lane].gone = true;   /* its tasks stay, replayed on the HEAD stream */
     }
     pthread_mutex_unlock(&ri_lock);
@@ -2133,9 +2137,14 @@ static const char *kind_name(const struct ri_task *rt)
 static void dump(FILE *f, const struct aclsim__ri *ri, bool json, bool verbose)
 {
     int dev = aclsim__context_device(ri->ctx)->id;
-    if (json)
-        fprintf(f, "{\"modelId\":%u,\"name\":\"%s\",\"deviceId\":%d,\"kind\":\"%s\",\"streams\":[",
-                ri->id, ri->name, dev, ri->built ? "built" : "captured");
+    if (json) {
+        fprintf(f, "{\"modelId\":%u,\"name\":\"", ri->id);
+        for (const char *c = ri->name; *c; c++)   /* a JSON string */
+            fprintf(f, (unsigned char)*c < 0x20 ? "\\u%04x" : *c == '"' || *c == '\\' ? "\\%c" : "%c",
+                    (unsigned char)*c);
+        fprintf(f, "\",\"deviceId\":%d,\"kind\":\"%s\",\"streams\":[", dev,
+                ri->built ? "built" : "captured");
+    }
     else
         fprintf(f, "model runtime instance %u \"%s\" (device %d, %s, %u stream(s), %u task(s))\n",
                 ri->id, ri->name, dev, ri->built ? "built" : "captured", ri->nlanes, ri->ntasks);
@@ -2435,13 +2444,34 @@ static void cond_run(void *arg)
 #define LABELS_MAX 65535u   /* per process (CANN) */
 
 struct label {
+    struct label *next, *prev;  /* every label (aclFinalize frees them) */
     void *handle;
     uint32_t ri_id;             /* the model it is set in (ids are not reused), */
     uint32_t lane, pos;         /* its stream there and its step; */
     bool set;                   /* once aclrtSetLabel ran */
 };
-struct label_list { void *handle; uint32_t n; void **labels; };
+struct label_list { struct label_list *next, *prev; void *handle; uint32_t n; void **labels; };
 static uint32_t nlabels;
+static struct label *all_labels;
+static struct label_list *all_lists;
+
+#define LINK(head, x)                \
+    do {                             \
+        (x)->prev = NULL;            \
+        (x)->next = (head);          \
+        if (head)                    \
+            (head)->prev = (x);      \
+        (head) = (x);                \
+    } while (0)
+#define UNLINK(head, x)                      \
+    do {                                     \
+        if ((x)->prev)                       \
+            (x)->prev->next = (x)->next;     \
+        else                                 \
+            (head) = (x)->next;              \
+        if ((x)->next)                       \
+            (x)->next->prev = (x)->prev;     \
+    } while (0)
 
 /* Records a control step on the building model ref.s is bound to. */
 static aclError add_step(struct aclsim__sref ref, const struct ctl *c, const char *api,
@@ -2494,6 +2524,7 @@ aclError aclrtCreateLabel(aclrtLabel *label)
         err = aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
     if (!err) {
         nlabels++;
+        LINK(all_labels, l);
         *label = l->handle;
     } else {
         free(l);
@@ -2514,6 +2545,7 @@ aclError aclrtDestroyLabel(aclrtLabel label)
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "label %p is not a live label", label);
     } else {
         aclsim__handle_free(label);
+        UNLINK(all_labels, l);
         free(l);
         nlabels--;
     }
@@ -2539,7 +2571,7 @@ aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream)
     else if (l->set)
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "label %p is set already", label);
     else if (!(err = add_step(ref, &(struct ctl){.op = CTL_LABEL}, api, &ri, &lane, &pos)))
-        *l = (struct label){l->handle, ri->id, lane, pos, true};
+        *l = (struct label){l->next, l->prev, l->handle, ri->id, lane, pos, true};
     pthread_mutex_unlock(&ri_lock);
     return err;
 }
@@ -2568,6 +2600,7 @@ aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *la
     if (!err) {
         memcpy(ll->labels, labels, num * sizeof *ll->labels);
         ll->n = (uint32_t)num;
+        LINK(all_lists, ll);
         *labelList = ll->handle;
     } else if (ll) {
         free(ll->labels);
@@ -2590,6 +2623,7 @@ aclError aclrtDestroyLabelList(aclrtLabelList labelList)
                            labelList);
     } else {
         aclsim__handle_free(labelList);
+        UNLINK(all_lists, ll);
         free(ll->labels);
         free(ll);
     }
@@ -2801,4 +2835,23 @@ static struct aclsim__task *program_copy(const struct aclsim__ri *ri, uint32_t *
                                   .u.cb = {program_run_once, program_free, p}};
     *n = 1;
     return task;
+}
+
+/* aclFinalize (ri_lock held): the labels and lists the program left. */
+static void labels_finalize(void)
+{
+    while (all_labels) {
+        struct label *l = all_labels;
+        all_labels = l->next;
+        aclsim__handle_free(l->handle);
+        free(l);
+    }
+    while (all_lists) {
+        struct label_list *ll = all_lists;
+        all_lists = ll->next;
+        aclsim__handle_free(ll->handle);
+        free(ll->labels);
+        free(ll);
+    }
+    nlabels = 0;
 }
