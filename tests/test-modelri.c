@@ -1031,6 +1031,100 @@ static void test_threads(void **state)
     ASSERT_OK(aclrtFree(dev));
 }
 
+/* Replays racing aclmdlRIDestroy on other threads: each replay either is
+ * refused (the instance is gone: 107000) or runs completely. */
+struct destroy_racer {
+    aclrtContext ctx;
+    aclmdlRI ri;
+    atomic_int *errors, *replays;
+    char *err_text;
+};
+
+static void *replay_until_destroyed(void *p)
+{
+    struct destroy_racer *r = p;
+    aclrtStream s;
+    if (aclrtSetCurrentContext(r->ctx) || aclrtCreateStream(&s)) {
+        note_first_error(r->errors, r->err_text, 256, "setup");
+        return NULL;
+    }
+    for (int i = 0; i < 100000; i++) {
+        aclError e = aclmdlRIExecuteAsync(r->ri, s);
+        if (e == ACL_ERROR_RT_PARAM_INVALID)
+            break;   /* destroyed */
+        if (e) {
+            note_first_error(r->errors, r->err_text, 256, "replay %d: %d", i, e);
+            break;
+        }
+        atomic_fetch_add(r->replays, 1);
+    }
+    if (aclrtSynchronizeStream(s) || aclrtDestroyStream(s))
+        note_first_error(r->errors, r->err_text, 256, "synchronize");
+    return NULL;
+}
+
+static void test_destroy_races_replays(void **state)
+{
+    (void)state;
+    watchdog_start();
+    aclrtStream s;
+    ASSERT_OK(aclrtCreateStream(&s));
+    int32_t *dev, out[NB];
+    ASSERT_OK(aclrtMalloc((void **)&dev, NB * 4, ACL_MEM_MALLOC_HUGE_FIRST));
+    static atomic_int errors, replays;
+    static char text[256];
+    int rounds = under_sanitizer() ? 10 : 40;
+    for (int round = 0; round < rounds; round++) {
+        watchdog_arm(0, "modelri destroy race", round, time_budget(20));
+        ASSERT_OK(aclrtMemset(dev, NB * 4, 0, NB * 4));
+        atomic_store(&errors, 0);
+        atomic_store(&replays, 0);
+        aclmdlRI ri;
+        ASSERT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+        struct add_args one = {dev, 1};
+        ASSERT_OK(aclrtLaunchKernel(FUNC(k_atomic_add), NB, &one, sizeof one, s));
+        ASSERT_OK(aclrtLaunchHostFunc(s, count_fn, &(atomic_int){0}));
+        ASSERT_OK(aclmdlRICaptureEnd(s, &ri));
+        struct destroy_racer r = {current_context(), ri, &errors, &replays, text};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, replay_until_destroyed, &r), 0);
+        sleep_ms(round % 3);
+        ASSERT_OK(aclmdlRIDestroy(ri));
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        watchdog_disarm(0);
+        if (atomic_load(&errors))
+            fail_msg("round %d: %d error(s), first: %s", round, atomic_load(&errors), text);
+        ASSERT_OK(aclrtMemcpy(out, sizeof out, dev, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST));
+        assert_int_equal(out[0], atomic_load(&replays));   /* every accepted replay ran whole */
+    }
+    ASSERT_OK(aclrtDestroyStream(s));
+    ASSERT_OK(aclrtFree(dev));
+}
+
+/* A stream captured again into another instance keeps that capture when the
+ * first instance is destroyed. */
+static void test_recapture_same_stream(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    ASSERT_OK(aclrtCreateStream(&s));
+    aclmdlRI a, b;
+    aclmdlRICaptureStatus st;
+    ASSERT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    ASSERT_OK(aclrtLaunchHostFunc(s, count_fn, &(atomic_int){0}));
+    ASSERT_OK(aclmdlRICaptureEnd(s, &a));
+    ASSERT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    ASSERT_OK(aclmdlRIDestroy(a));
+    ASSERT_OK(aclmdlRICaptureGetInfo(s, &st, NULL));
+    assert_int_equal(st, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
+    ASSERT_OK(aclrtLaunchHostFunc(s, count_fn, &(atomic_int){0}));
+    ASSERT_OK(aclmdlRICaptureEnd(s, &b));
+    ASSERT_OK(aclmdlRIDestroy(b));
+    ASSERT_OK(aclrtDestroyStream(s));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
 
 int main(void)
@@ -1049,6 +1143,8 @@ int main(void)
         T(test_product_support),
         T(test_reset_and_finalize_end_captures),
         T(test_threads),
+        T(test_destroy_races_replays),
+        T(test_recapture_same_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
