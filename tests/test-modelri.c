@@ -53,6 +53,9 @@ static void launch_add(aclrtStream s, int32_t *p, int32_t d)
     EXPECT_OK(aclrtLaunchKernel(FUNC(k_add), NB, &a, sizeof a, s));
 }
 
+/* A device variable written by captured symbol copies. */
+ACLSIM_DEVICE_VAR(int32_t, graph_var, [NB]);
+
 /* Host functions that log their order. */
 struct order_log { atomic_int n; int seq[64]; };
 struct order_entry { struct order_log *log; int id; };
@@ -550,6 +553,54 @@ static void test_update_kernel_args(void **state)
     ASSERT_OK(aclrtDestroyStream(s));
     ASSERT_OK(aclrtDestroyStream(u));
     ASSERT_OK(aclrtFree(dev));
+}
+
+/* ---- symbol copies in a capture; a copy updated through a task group ----------------------------- */
+
+static void test_symbol_and_copy_update(void **state)
+{
+    (void)state;
+    aclrtStream s, u;
+    ASSERT_OK(aclrtCreateStream(&s));
+    ASSERT_OK(aclrtCreateStream(&u));
+    int32_t *a, *b, *back;
+    ASSERT_OK(aclrtMallocHost((void **)&a, NB * 4));
+    ASSERT_OK(aclrtMallocHost((void **)&b, NB * 4));
+    ASSERT_OK(aclrtMallocHost((void **)&back, NB * 4));
+    for (int i = 0; i < NB; i++) {
+        a[i] = 100 + i;
+        b[i] = 200 + i;
+        back[i] = 0;
+    }
+    aclmdlRI ri;
+    aclrtTaskGrp grp;
+    ASSERT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    ASSERT_OK(aclmdlRICaptureTaskGrpBegin(s));
+    ASSERT_OK(aclrtMemcpyToSymbolAsync(graph_var, a, NB * 4, 0, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    ASSERT_OK(aclmdlRICaptureTaskGrpEnd(s, &grp));
+    ASSERT_OK(aclrtMemcpyFromSymbolAsync(back, NB * 4, graph_var, NB * 4, 0, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    ASSERT_OK(aclmdlRICaptureEnd(s, &ri));
+    assert_int_equal(back[0], 0);   /* nothing ran */
+    ASSERT_OK(aclmdlRIExecuteAsync(ri, s));
+    ASSERT_OK(aclrtSynchronizeStream(s));
+    assert_int_equal(back[3], 103);
+    /* the group's copy now copies from b */
+    ASSERT_OK(aclmdlRICaptureTaskUpdateBegin(u, grp));
+    ASSERT_OK(aclrtMemcpyToSymbolAsync(graph_var, b, NB * 4, 0, ACL_MEMCPY_HOST_TO_DEVICE, u));
+    ASSERT_OK(aclmdlRICaptureTaskUpdateEnd(u));
+    ASSERT_OK(aclmdlRIExecuteAsync(ri, s));
+    ASSERT_OK(aclrtSynchronizeStream(s));
+    assert_int_equal(back[3], 203);
+    /* a kernel cannot replace the copy */
+    ASSERT_OK(aclmdlRICaptureTaskUpdateBegin(u, grp));
+    launch_add(u, (int32_t *)back, 1);
+    EXPECT_ERR(ACL_ERROR_STREAM_TASK_GROUP_STATUS, "not of the kind", aclmdlRICaptureTaskUpdateEnd(u));
+    ASSERT_OK(aclmdlRIDestroy(ri));
+    ASSERT_OK(aclrtDestroyStream(s));
+    ASSERT_OK(aclrtDestroyStream(u));
+    ASSERT_OK(aclrtFreeHost(a));
+    ASSERT_OK(aclrtFreeHost(b));
+    ASSERT_OK(aclrtFreeHost(back));
 }
 
 /* ---- destroy while replays run; destroy callbacks ------------------------------------------ */
@@ -1135,6 +1186,7 @@ int main(void)
         T(test_refusals),
         T(test_external_events),
         T(test_update_kernel_args),
+        T(test_symbol_and_copy_update),
         T(test_destroy_while_replaying),
         T(test_conditional),
         T(test_build),
