@@ -1244,5 +1244,6 @@ void aclsim__ranges_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
 void aclsim__snapshot_forget_after_fork(void);
+void aclsim__modelri_forget_after_fork(void);            /* before the events and notifies */
 
 #endif /* ACLSIM_INTERNAL_H */

@@ -19,12 +19,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
 #include "common.h"
 #include "watchdog.h"
+
+/* A fork() child may not start threads under ThreadSanitizer (test-fork.c). */
+#if defined(__SANITIZE_THREAD__)
+#define CHILD_MAY_START_THREADS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHILD_MAY_START_THREADS 0
+#endif
+#endif
+#ifndef CHILD_MAY_START_THREADS
+#define CHILD_MAY_START_THREADS 1
+#endif
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void) { return "die_after_fork=0"; }
 
 /* aclmdlRIDebugPrint is deprecated in CANN but still part of the API. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -988,6 +1003,62 @@ static void test_reset_and_finalize_end_captures(void **state)
     /* aclFinalize (the teardown) with this capture still open */
 }
 
+/* ---- fork() with instances, an open capture and labels in the parent ---------------------------- */
+
+static int fork_child(void)
+{
+    aclmdlRI ri;
+    if (aclFinalize() != ACL_SUCCESS)   /* discards the inherited instances */
+        return 1;
+    if (!CHILD_MAY_START_THREADS)
+        return 0;
+    aclrtStream s;
+    static atomic_int hits;
+    if (aclInit(NULL) || aclrtSetDevice(0) || aclrtCreateStream(&s) ||
+        aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) ||
+        aclrtLaunchHostFunc(s, count_fn, &hits) || aclmdlRICaptureEnd(s, &ri) ||
+        aclmdlRIExecuteAsync(ri, s) || aclrtSynchronizeStream(s) || atomic_load(&hits) != 1 ||
+        aclmdlRIDestroy(ri) || aclrtDestroyStream(s) || aclrtResetDevice(0) || aclFinalize())
+        return 2;
+    return 0;
+}
+
+static void test_fork(void **state)
+{
+    (void)state;
+    aclrtStream s, open;
+    ASSERT_OK(aclrtCreateStream(&s));
+    ASSERT_OK(aclrtCreateStream(&open));
+    aclmdlRI ri;
+    ASSERT_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    ASSERT_OK(aclrtLaunchHostFunc(s, count_fn, &(atomic_int){0}));
+    ASSERT_OK(aclmdlRICaptureEnd(s, &ri));
+    ASSERT_OK(aclmdlRIExecuteAsync(ri, s));
+    ASSERT_OK(aclrtSynchronizeStream(s));   /* the plan exists */
+    ASSERT_OK(aclmdlRICaptureBegin(open, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    aclrtLabel label;
+    ASSERT_OK(aclrtCreateLabel(&label));
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fork_child());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* the parent is unaffected */
+    ASSERT_OK(aclmdlRIExecuteAsync(ri, s));
+    ASSERT_OK(aclrtSynchronizeStream(s));
+    aclmdlRI got;
+    ASSERT_OK(aclmdlRICaptureEnd(open, &got));
+    ASSERT_OK(aclmdlRIDestroy(got));
+    ASSERT_OK(aclmdlRIDestroy(ri));
+    ASSERT_OK(aclrtDestroyLabel(label));
+    ASSERT_OK(aclrtDestroyStream(s));
+    ASSERT_OK(aclrtDestroyStream(open));
+}
+
 /* ---- threads ------------------------------------------------------------------------------------------ */
 
 struct racer {
@@ -1197,6 +1268,7 @@ int main(void)
         T(test_threads),
         T(test_destroy_races_replays),
         T(test_recapture_same_stream),
+        T(test_fork),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

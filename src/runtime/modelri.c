@@ -2855,3 +2855,75 @@ static void labels_finalize(void)
     }
     nlabels = 0;
 }
+
+/* ---- after fork(), in the child (THE FORK RULE) ------------------------------------------------ */
+
+/* Frees a task's own memory only: the events and notifies it references are
+ * forgotten by their modules. */
+static void forget_task(struct aclsim__task *t)
+{
+    if (t->kind == ACLSIM_TASK_KERNEL)
+        free(t->u.kernel.argbuf);
+}
+
+static void forget_cond(struct cond_run *c);
+
+static void forget_copies(struct aclsim__task *copies, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (copies[i].kind == ACLSIM_TASK_HOST_FUNC && copies[i].u.host.fn == cond_run)
+            forget_cond(copies[i].u.host.arg);
+        else
+            forget_task(&copies[i]);
+    }
+}
+
+static void forget_cond(struct cond_run *c)
+{
+    if (!c)
+        return;
+    for (uint32_t i = 0; i < c->n; i++) {
+        forget_copies(c->br[i].tasks, c->br[i].n);
+        free(c->br[i].tasks);
+    }
+    free(c);
+}
+
+/* Before the events and notifies forget theirs: every instance, plan, label
+ * and update of the parent's session goes, without touching the objects
+ * its tasks reference. */
+void aclsim__modelri_forget_after_fork(void)
+{
+    pthread_mutex_init(&ri_lock, NULL);
+    for (struct aclsim__ri *ri = all_ri; ri; ri = ri->next) {
+        for (uint32_t i = 0; i < ri->nlanes; i++)   /* stream structs are never freed */
+            if (!ri->lanes[i].gone && ri->lanes[i].s->capture == ri)
+                ri->lanes[i].s->capture = NULL;
+        for (uint32_t i = 0; i < ri->ntasks; i++) {
+            struct ri_task *rt = ri->tasks[i];
+            if (!rt->ctl && !rt->cond)
+                forget_task(&rt->t);
+            rt->t.kind = ACLSIM_TASK_CMO;   /* nothing left to drop */
+        }
+        if (ri->plan && atomic_fetch_sub(&ri->plan->refs, 1) == 1) {
+            forget_copies(ri->plan->tasks, ri->plan->n);
+            free(ri->plan);
+        }
+        ri->plan = NULL;
+    }
+    while (all_ri) {
+        struct aclsim__ri *ri = all_ri;
+        all_ri = ri->next;
+        aclsim__handle_free(ri->handle);
+        ri_free(ri);
+    }
+    while (updates) {
+        struct updating *u = updates;
+        updates = u->next;
+        forget_copies(u->tasks, u->n);
+        free(u->tasks);
+        free(u);
+    }
+    labels_finalize();
+    atomic_store(&aclsim__captures, 0);
+}

@@ -118,6 +118,7 @@ static void finalize_forked(void)
     aclsim__streams_forget_after_fork();
     aclsim__contexts_forget_after_fork();
     aclsim__devices_forget_after_fork();
+    aclsim__modelri_forget_after_fork();   /* before the events its tasks reference */
     aclsim__events_forget_after_fork();
     aclsim__notifies_forget_after_fork();
     aclsim__waits_forget_after_fork();
