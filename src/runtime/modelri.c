@@ -2825,6 +2825,8 @@ static struct aclsim__task *program_copy(const struct aclsim__ri *ri, uint32_t *
         }
         if (!*err)
             pl->n++;
+        else if (st->is_ctl)
+            free(st->targets);   /* (a step not counted is not freed by program_free) */
     }
     if (*err) {
         program_free(p);
