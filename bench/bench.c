@@ -731,6 +731,62 @@ static double run_lanes(int nthreads, bool plain, uint64_t ops, char *const dev[
     return (double)ops * nthreads / ((double)(end - first) / 1e9);
 }
 
+/* 7. Model runtime instances: the per-task cost of replaying a captured
+ * 1,000-task sequence (4 B async copies from page-locked memory) against
+ * issuing the same tasks directly, both including the run and one
+ * synchronize. The ratio is the figure the feature exists for. */
+static void bench_modelri(void)
+{
+    bench_section("7. model runtime instance: replay of 1,000 captured 4 B copies vs issuing them");
+    bench_print_table_header();
+    enum { TASKS = 1000 };
+    void *dev;
+    CHECK(aclrtMalloc(&dev, 4 * TASKS, ACL_MEM_MALLOC_HUGE_FIRST));
+    aclmdlRI ri;
+    CHECK(aclmdlRICaptureBegin(g_stream, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    for (int i = 0; i < TASKS; i++)
+        CHECK(aclrtMemcpyAsync((char *)dev + 4 * i, 4, g_pinned + 4 * i, 4,
+                               ACL_MEMCPY_HOST_TO_DEVICE, g_stream));
+    CHECK(aclmdlRICaptureEnd(g_stream, &ri));
+    int reps = bench_cfg.reps_small;
+    double *direct = xcalloc((size_t)reps, sizeof *direct),
+           *replay = xcalloc((size_t)reps, sizeof *replay),
+           *ratio = xcalloc((size_t)reps, sizeof *ratio);
+    for (int r = -1; r < reps; r++) {   /* r == -1: warm-up */
+        uint64_t t0 = bench_now_ns();
+        for (int i = 0; i < TASKS; i++)
+            CHECK(aclrtMemcpyAsync((char *)dev + 4 * i, 4, g_pinned + 4 * i, 4,
+                                   ACL_MEMCPY_HOST_TO_DEVICE, g_stream));
+        CHECK(aclrtSynchronizeStream(g_stream));
+        uint64_t t1 = bench_now_ns();
+        CHECK(aclmdlRIExecuteAsync(ri, g_stream));
+        CHECK(aclrtSynchronizeStream(g_stream));
+        uint64_t t2 = bench_now_ns();
+        if (r >= 0) {
+            direct[r] = (double)(t1 - t0) / TASKS;
+            replay[r] = (double)(t2 - t1) / TASKS;
+            ratio[r] = replay[r] / direct[r];
+        }
+    }
+    struct bench_figure *f = bench_add("modelri_direct_per_task", "modelri",
+                                       "1,000 async 4 B copies issued + sync, per task", "ns/op",
+                                       bench_stats_of(direct, reps));
+    bench_print_figure(f);
+    f = bench_add("modelri_replay_per_task", "modelri",
+                  "the same, captured and replayed + sync, per task", "ns/op",
+                  bench_stats_of(replay, reps));
+    bench_print_figure(f);
+    f = bench_add("modelri_replay_ratio", "modelri", "replay / direct cost per task", "x",
+                  bench_stats_of(ratio, reps));
+    bench_set_target(f, BENCH_AT_MOST, 0.3333, false, "<= 1/3");
+    bench_print_figure(f);
+    CHECK(aclmdlRIDestroy(ri));
+    CHECK(aclrtFree(dev));
+    free(direct);
+    free(replay);
+    free(ratio);
+}
+
 static void bench_host_threads(void)
 {
     bench_section("6d. host threads copying 4 B synchronously, each to its own symbol");
@@ -794,7 +850,7 @@ static void usage(FILE *out)
             "  --quick          fewer and shorter samples (a smoke run, well under 20 s)\n"
             "  --json FILE      also write every figure to FILE as JSON\n"
             "  --only SECTIONS  run only these sections, comma-separated:\n"
-            "                   1 2 3 4 5 6a 6b 6c 6d (for profiling one path)\n"
+            "                   1 2 3 4 5 6a 6b 6c 6d 7 (for profiling one path)\n"
             "Environment: the usual ACLSIM_* settings (ACLSIM_WORKERS, ACLSIM_DEVICE_MEMORY: the\n"
             "device needs a little over 256 MiB).\n");
 }
@@ -929,6 +985,8 @@ int main(int argc, char **argv)
     }
     if (want("6d"))
         bench_host_threads();
+    if (want("7"))
+        bench_modelri();
 
     CHECK(aclrtDestroyStream(g_stream));
     CHECK(aclrtFreeHost(g_pinned));

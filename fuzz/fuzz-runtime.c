@@ -1269,9 +1269,10 @@ static void op_create_stream(const uint8_t *a)
     TRACE("%s(%s)\n", g_api, null_out ? "NULL" : "&s");
     aclError rc = config ? aclrtCreateStreamWithConfig(null_out ? NULL : &s, a[2], a[3])
                          : aclrtCreateStream(null_out ? NULL : &s);
-    /* Persistent, CPU-schedule and device-use-only streams cannot be
-     * simulated: 207000 (the other flag bits make ordinary streams). */
-    bool unsimulated = config && ((uint32_t)a[3] & (ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE |
+    /* CPU-schedule and device-use-only streams cannot be simulated: 207000
+     * (the other flag bits make ordinary streams; a persistent stream not
+     * bound to a model runs its tasks like any stream, docs/modelri.md). */
+    bool unsimulated = config && ((uint32_t)a[3] & (ACL_STREAM_CPU_SCHEDULE |
                                                     ACL_STREAM_DEVICE_USE_ONLY));
     check_rc(g_api, rc, L_CREATE_STREAM, null_out || !cur_ctx() || unsimulated ? E_FAIL : E_OK_OOM,
              "out-param, context, flags");

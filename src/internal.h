@@ -26,6 +26,8 @@
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
  *   mempool (mempool.c)   stream-ordered memory pools (acl_rt_memory_soma.h)
+ *   modelri (modelri.c)   model runtime instances: capture (a hook in
+ *                         aclsim__submit), replay, build, labels
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
@@ -36,6 +38,9 @@
  * kargs.c args_lock -> handle table lock; binary.c loaded_lock -> the
  * dynamic loader's lock (dladdr, dlclose).
  * mempool.c pools_lock -> stream.lock (queuing a free) and -> heap.lock.
+ * modelri.c's ri_lock -> event.lock / notify lock / heap.lock / handle table
+ * lock (it is never taken under a stream's lock: the capture hook runs
+ * before aclsim__submit locks the stream).
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
@@ -291,10 +296,16 @@ aclError aclsim__soc_check(const char *api, unsigned families);
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
                            ACLSIM_H_NOTIFY /* notifies and counting notifies */,
-                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */,
+                           ACLSIM_H_PHYSICAL /* vmm.c */,
                            ACLSIM_H_ARGS /* kargs.c: system-managed argument lists */,
                            ACLSIM_H_BINARY_DESC /* binary.c: aclrtCreateBinary's descriptions */,
-                           ACLSIM_H_MEMPOOL /* mempool.c */ };
+                           ACLSIM_H_MEMPOOL /* mempool.c */,
+                           ACLSIM_H_MODEL_RI, ACLSIM_H_RI_TASK, ACLSIM_H_RI_COND,
+                           ACLSIM_H_TASK_GRP, ACLSIM_H_RI_STREAM,
+                           ACLSIM_H_LABEL, ACLSIM_H_LABEL_LIST /* modelri.c */,
+                           ACLSIM_H_KINDS /* kinds fit in ACLSIM_HANDLE_KIND_BITS */ };
+#define ACLSIM_HANDLE_KIND_BITS 5
+_Static_assert(ACLSIM_H_KINDS <= (1 << ACLSIM_HANDLE_KIND_BITS), "handle kinds overflow their bits");
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -501,6 +512,7 @@ enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNE
                          ACLSIM_TASK_CALLBACK };
 
 struct aclsim__event;
+struct aclsim__ri;
 struct aclsim__task;
 
 /* What a WAIT or SIGNAL task does, supplied by the object it concerns
@@ -527,6 +539,9 @@ struct aclsim__wait_ops {
     void (*signal)(struct aclsim__task *t, bool discarded);
     /* Drops what the task holds (references); NULL: nothing. */
     void (*release)(struct aclsim__task *t);
+    /* Takes another set of what release drops, for a copy of t (a model
+     * runtime instance's replay, modelri.c); NULL when release is NULL. */
+    void (*retain)(struct aclsim__task *t);
 };
 
 /* One unit of stream work. Every task says what it is (kind, bytes, the
@@ -653,6 +668,9 @@ struct aclsim__stream {
     bool wait_granted;              /* woken because its wait passed (and consumed) */
     struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */
     uint64_t wait_deadline;         /* ns, 0: none */
+    /* modelri.c: the model runtime instance this stream is captured into or
+     * bound to (aclmdlRIBindStream), or NULL; under modelri.c's lock. */
+    struct aclsim__ri *capture;
 };
 
 /* Creates a stream of ctx: a user stream (with a handle, on ctx's list) if
@@ -1232,6 +1250,67 @@ void aclsim__kargs_finalize(void);
  * belongs to (aclrtBinarySetExceptionCallback), if any. No lock held. */
 void aclsim__binary_exception(void *func, aclrtExceptionInfo *info);
 
+
+/* ---- modelri.c: model runtime instances (capture, build, replay) --------- */
+
+/* Streams that are captured into or bound to a model runtime instance, plus
+ * streams recording a task update: while 0, submissions pay one load. */
+extern atomic_uint aclsim__captures;
+/* The capture hook of aclsim__submit: true if the task was taken by a
+ * capture (recorded into a model runtime instance, or refused: *err), false
+ * if it is to be queued as usual. */
+bool aclsim__capture_task(struct aclsim__sref ref, const struct aclsim__task *task,
+                          const char *api, uint64_t *seq_out, aclError *err);
+#define ACLSIM_CAPTURE_HOOK(ref, task, api, seq_out)                                         \
+    do {                                                                                     \
+        aclError cap_err_;                                                                   \
+        if (ACLSIM_UNLIKELY(atomic_load_explicit(&aclsim__captures, memory_order_relaxed)) && \
+            aclsim__capture_task(ref, task, api, seq_out, &cap_err_))                        \
+            return cap_err_;                                                                 \
+    } while (0)
+/* 107027 if s is being captured (synchronizing, querying or destroying it
+ * is refused during a capture, as CANN). */
+aclError aclsim__capture_refuse_stream(struct aclsim__stream *s, const char *api);
+/* 107027 if a stream of dev is being captured (device synchronization). */
+aclError aclsim__capture_refuse_device(struct aclsim__device *dev, const char *api);
+/* 107028 if the latest record of ev (an event.c object) is in a capture. */
+aclError aclsim__capture_refuse_event(const void *ev, const char *api);
+/* The thread capture mode (aclmdlRICaptureThreadExchangeMode) against the
+ * captures of the current context: 107030 for a call CANN calls unsafe
+ * (synchronous copies and sets) when the modes forbid it. */
+aclError aclsim__capture_mode_check(const char *api);
+/* A stream is being destroyed (any path): it leaves its capture (which is
+ * invalidated if the stream began it) or its binding. */
+void aclsim__capture_stream_gone(struct aclsim__stream *s);
+/* aclrtActiveStream (op 0) and aclrtSwitchStream (op 1), arguments checked:
+ * a step of the built model both streams are bound to (modelri.c). */
+aclError aclsim__modelri_stream_control(int op, aclrtStream target, void *left, int cond,
+                                        void *right, int dtype, aclrtStream stream,
+                                        const char *api);
+/* aclFinalize: destroys every model runtime instance. */
+void aclsim__modelri_finalize(void);
+/* executor.c: runs task t of s on the calling worker, as the executor
+ * would (a conditional task runs its branch this way, modelri.c). */
+void aclsim__execute_inline(struct aclsim__stream *s, struct aclsim__task *t);
+/* event.c, for modelri.c: an event's object from its task (RECORD: .event;
+ * event WAIT/SIGNAL: .sync.obj); whether a task is an event wait or reset;
+ * whether the event was made by aclrtCreateEventExWithFlag; its creation
+ * flags and handle; a reference; a new record of ev queued on s (the
+ * caller holds a reference). */
+bool aclsim__is_event_wait(const struct aclsim__task *t);
+bool aclsim__is_event_reset(const struct aclsim__task *t);
+bool aclsim__event_is_ex(const struct aclsim__event *ev);
+uint32_t aclsim__event_flags(const struct aclsim__event *ev);
+void *aclsim__event_handle(const struct aclsim__event *ev);
+void aclsim__event_ref(struct aclsim__event *ev);
+aclError aclsim__event_record_on(struct aclsim__event *ev, struct aclsim__sref s, const char *api);
+/* Whether ev's record (wait) flag is fixed to EXTERNAL (graph capture), and
+ * the number of its latest record already queued (what a wait waits for). */
+bool aclsim__event_external(struct aclsim__event *ev, bool record);
+uint64_t aclsim__event_latest(struct aclsim__event *ev);
+/* modelri.c: whether s is being captured now. */
+bool aclsim__capture_active(struct aclsim__stream *s);
+
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */
 void aclsim__errors_forget_after_fork(void);
@@ -1253,5 +1332,6 @@ void aclsim__ranges_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
 void aclsim__snapshot_forget_after_fork(void);
+void aclsim__modelri_forget_after_fork(void);            /* before the events and notifies */
 
 #endif /* ACLSIM_INTERNAL_H */

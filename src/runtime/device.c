@@ -224,7 +224,8 @@ aclError aclrtSynchronizeDevice(void)
     ACLSIM_REQUIRE_INIT("aclrtSynchronizeDevice");
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context("aclrtSynchronizeDevice", &ctx);
-    if (err)
+    if (err || (err = aclsim__capture_refuse_device(aclsim__context_device(ctx),
+                                                    "aclrtSynchronizeDevice")))
         return err;
     err = aclsim__device_synchronize(aclsim__context_device(ctx), "aclrtSynchronizeDevice");
     if (!err)

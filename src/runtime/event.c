@@ -216,11 +216,75 @@ static void release_event(struct aclsim__task *t)
     aclsim__event_unref(t->u.sync.obj);
 }
 
+static void retain_event(struct aclsim__task *t)
+{
+    atomic_fetch_add(&((struct aclsim__event *)t->u.sync.obj)->refs, 1);
+}
+
+/* A copy of a wait (a replay's): one more wait issued, another reference. */
+static void wait_retain(struct aclsim__task *t)
+{
+    struct aclsim__event *ev = t->u.sync.obj;
+    pthread_mutex_lock(&ev->lock);
+    ev->waits_issued++;
+    pthread_mutex_unlock(&ev->lock);
+    atomic_fetch_add(&ev->refs, 1);
+}
+
 static const struct aclsim__wait_ops event_wait_ops = {
     .what = "an event", .ready = wait_ready, .park = wait_park, .unpark = wait_unpark,
-    .release = wait_release};
+    .release = wait_release, .retain = wait_retain};
 static const struct aclsim__wait_ops event_reset_ops = {
-    .what = "an event", .signal = reset_signal, .release = release_event};
+    .what = "an event", .signal = reset_signal, .release = release_event,
+    .retain = retain_event};
+
+/* ---- for model runtime instances (modelri.c) ------------------------------ */
+
+bool aclsim__is_event_wait(const struct aclsim__task *t)
+{
+    return t->kind == ACLSIM_TASK_WAIT && t->u.sync.ops == &event_wait_ops;
+}
+
+bool aclsim__is_event_reset(const struct aclsim__task *t)
+{
+    return t->kind == ACLSIM_TASK_SIGNAL && t->u.sync.ops == &event_reset_ops;
+}
+
+bool aclsim__event_is_ex(const struct aclsim__event *ev)
+{
+    return ev->ex;
+}
+
+uint32_t aclsim__event_flags(const struct aclsim__event *ev)
+{
+    return ev->flags;
+}
+
+void *aclsim__event_handle(const struct aclsim__event *ev)
+{
+    return ev->handle;
+}
+
+void aclsim__event_ref(struct aclsim__event *ev)
+{
+    atomic_fetch_add(&ev->refs, 1);
+}
+
+bool aclsim__event_external(struct aclsim__event *ev, bool record)
+{
+    pthread_mutex_lock(&ev->lock);
+    bool ext = (record ? ev->record_flag : ev->wait_flag) == 1;
+    pthread_mutex_unlock(&ev->lock);
+    return ext;
+}
+
+uint64_t aclsim__event_latest(struct aclsim__event *ev)
+{
+    pthread_mutex_lock(&ev->lock);
+    uint64_t q = ev->queued;
+    pthread_mutex_unlock(&ev->lock);
+    return q;
+}
 
 /* ---- events --------------------------------------------------------------- */
 
@@ -473,20 +537,29 @@ static aclError external_use(struct aclsim__event *ev, bool record, aclrtStream 
                             "aclrtCreateEventExWithFlag with ACL_EVENT_SYNC");
     aclError err = fix_flag(ev, record, 1, api);
     struct aclsim__sref s;
-    if (!err && !(err = aclsim__stream_resolve(stream, api, NULL, &s)))
+    if (!err && !(err = aclsim__stream_resolve(stream, api, NULL, &s)) &&
+        !aclsim__capture_active(s.s))
         err = aclsim__fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, api,
                            "the EXTERNAL flag is for a stream being captured into an ACL graph; "
                            "stream %p is not being captured", stream);
-    return err;
+    return err;   /* captured: the record or wait goes on (modelri.c) */
 }
 
-static aclError record(struct aclsim__event *ev, aclrtStream stream, const char *api)
+static aclError record(struct aclsim__event *ev, aclrtStream stream, uint32_t flag,
+                       const char *api)
 {
     aclError err = check_host_use(ev, api);
     struct aclsim__sref s;
-    if (err || (err = fix_flag(ev, true, ACL_EVENT_RECORD_DEFAULT, api)) ||
+    if (err || (err = fix_flag(ev, true, flag, api)) ||
         (err = aclsim__stream_resolve(stream, api, NULL, &s)))
         return err;
+    return aclsim__event_record_on(ev, s, api);
+}
+
+/* A record of ev queued on s (the caller holds a reference on ev). */
+aclError aclsim__event_record_on(struct aclsim__event *ev, struct aclsim__sref s, const char *api)
+{
+    aclError err;
     struct aclsim__task t = {.kind = ACLSIM_TASK_RECORD, .u.event.event = ev};   /* takes our ref */
     /* A record gets a new sequence number. The event lock cannot be held
      * over the submit (lock order is stream -> event). */
@@ -501,6 +574,7 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, const char 
     uint64_t task_seq = 0;
     if ((err = aclsim__submit(s, &t, api, &task_seq))) {   /* the number is taken: retire it, unstamped */
         aclsim__event_complete(ev, seq, false);
+        aclsim__event_unref(ev);   /* the task's */
     } else {
         aclsim__mempool_note_record(ev->handle, s, task_seq, seq);   /* memory pools' event reuse */
         pthread_mutex_lock(&ev->lock);
@@ -508,7 +582,6 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, const char 
             ev->queued = seq;
         pthread_mutex_unlock(&ev->lock);
     }
-    aclsim__event_unref(ev);
     return err;
 }
 
@@ -518,9 +591,10 @@ static aclError record_event(aclrtEvent event, aclrtStream stream, uint32_t flag
     struct aclsim__event *ev = event_for(event, api, &err);
     if (!ev)
         return err;
-    err = flag ? external_use(ev, true, stream, api) : record(ev, stream, api);
-    if (err || flag)
-        aclsim__event_unref(ev);
+    err = flag ? external_use(ev, true, stream, api) : ACL_SUCCESS;
+    if (!err)
+        err = record(ev, stream, flag, api);
+    aclsim__event_unref(ev);
     return err;
 }
 
@@ -556,7 +630,7 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
     if (!err && flag)
         err = external_use(ev, false, stream, api);
     struct aclsim__sref s;
-    if (err || (err = fix_flag(ev, false, ACL_EVENT_WAIT_DEFAULT, api)) ||
+    if (err || (err = fix_flag(ev, false, flag, api)) ||
         (err = aclsim__stream_resolve(stream, api, NULL, &s))) {
         aclsim__event_unref(ev);
         return err;
@@ -569,7 +643,7 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
      * nothing). */
     pthread_mutex_lock(&ev->lock);
     t.u.sync.value = ev->queued;
-    bool nothing = ev->ex && ev->queued == 0;
+    bool nothing = ev->ex && ev->queued == 0 && !flag;   /* (EXTERNAL: captured, see modelri.c) */
     if (!nothing)
         ev->waits_issued++;
     pthread_mutex_unlock(&ev->lock);
@@ -657,6 +731,9 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 /* 207000 for the calls an ACL_EVENT_EXTERNAL event refuses. */
 static aclError refuse_external(const struct aclsim__event *ev, const char *api)
 {
+    aclError err = aclsim__capture_refuse_event(ev, api);   /* 107028 during a capture */
+    if (err)
+        return err;
     if (ev->flags == ACL_EVENT_EXTERNAL)
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "an ACL_EVENT_EXTERNAL event (for task capture) does not support "

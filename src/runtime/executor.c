@@ -135,6 +135,12 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     aclsim__memory_write_end(guard);
 }
 
+/* modelri.c: a conditional task runs its branch's tasks on its worker. */
+void aclsim__execute_inline(struct aclsim__stream *s, struct aclsim__task *t)
+{
+    execute(s, t);
+}
+
 /* Counts one more task of s as finished (run or discarded) and wakes threads
  * waiting for it. Needs no lock: see aclsim__stream_wait for why no wake-up
  * is lost. */

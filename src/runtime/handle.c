@@ -1,5 +1,5 @@
 /*
- * Handle table. A handle is (generation << 32 | index << 4 | kind): never NULL,
+ * Handle table. A handle is (generation << 32 | index << ACLSIM_HANDLE_KIND_BITS | kind): never NULL,
  * never a pointer. Slots live in chunks that are allocated once and never
  * freed, so aclsim__handle_get can read them without a lock; a slot's
  * generation changes when its object is destroyed, so stale handles fail.
@@ -63,15 +63,15 @@ void *aclsim__handle_new(int kind, void *object)
     atomic_store_explicit(&s->object, object, memory_order_relaxed);
     atomic_store_explicit(&s->generation, gen, memory_order_release);
     pthread_mutex_unlock(&lock);
-    return (void *)(((uintptr_t)gen << 32) | ((uintptr_t)index << 4) | (uintptr_t)kind);
+    return (void *)(((uintptr_t)gen << 32) | ((uintptr_t)index << ACLSIM_HANDLE_KIND_BITS) | (uintptr_t)kind);
 }
 
 void *aclsim__handle_get(const void *handle, int kind)
 {
     uintptr_t h = (uintptr_t)handle;
-    if ((int)(h & 15) != kind)
+    if ((int)(h & ((1u << ACLSIM_HANDLE_KIND_BITS) - 1)) != kind)
         return NULL;
-    struct slot *s = slot_at((uint32_t)((h & 0xffffffffu) >> 4));
+    struct slot *s = slot_at((uint32_t)((h & 0xffffffffu) >> ACLSIM_HANDLE_KIND_BITS));
     if (!s || atomic_load_explicit(&s->generation, memory_order_acquire) != (uint32_t)(h >> 32) ||
         atomic_load_explicit(&s->kind, memory_order_relaxed) != kind)
         return NULL;
@@ -81,7 +81,7 @@ void *aclsim__handle_get(const void *handle, int kind)
 bool aclsim__handle_free(const void *handle)
 {
     uintptr_t h = (uintptr_t)handle;
-    uint32_t index = (uint32_t)((h & 0xffffffffu) >> 4);
+    uint32_t index = (uint32_t)((h & 0xffffffffu) >> ACLSIM_HANDLE_KIND_BITS);
     bool freed = false;
     pthread_mutex_lock(&lock);
     struct slot *s = slot_at(index);
@@ -108,7 +108,7 @@ void aclsim__handles_forget_after_fork(bool discard)
         int kind = atomic_load_explicit(&s->kind, memory_order_relaxed);
         if ((gen & 1) && (kind == ACLSIM_H_CONTEXT || kind == ACLSIM_H_STREAM ||
                           kind == ACLSIM_H_EVENT))
-            aclsim__handle_free((void *)(((uintptr_t)gen << 32) | ((uintptr_t)index << 4) |
+            aclsim__handle_free((void *)(((uintptr_t)gen << 32) | ((uintptr_t)index << ACLSIM_HANDLE_KIND_BITS) |
                                          (uintptr_t)kind));
     }
 }

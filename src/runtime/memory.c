@@ -457,6 +457,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
         return err;
     struct aclsim__context *ctx = NULL;
     err = aclsim__current_context(api, &ctx);
+    if (!err)
+        err = aclsim__capture_mode_check(api);   /* 107030 during a capture (modelri.c) */
     struct aclsim__heap_hold hold;
     if (err || (err = aclsim__hold_heaps(api, &hold, dst, src)))
         return err;
@@ -517,8 +519,8 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     ACLSIM_REQUIRE_INIT(api);
     ACLSIM_SNAPSHOT_GATE(api);
     struct aclsim__heap_hold hold;
-    aclError err = aclsim__hold_heaps(api, &hold, devPtr, NULL);
-    if (err)
+    aclError err = aclsim__capture_mode_check(api);   /* 107030 during a capture (modelri.c) */
+    if (err || (err = aclsim__hold_heaps(api, &hold, devPtr, NULL)))
         return err;
     struct aclsim__where w;
     err = check_memset(api, devPtr, maxCount, count, &w);

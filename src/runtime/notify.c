@@ -153,14 +153,19 @@ static void release(struct aclsim__task *t)
     notify_unref(t->u.sync.obj);
 }
 
+static void retain(struct aclsim__task *t)
+{
+    atomic_fetch_add(&((struct aclsim__notify *)t->u.sync.obj)->refs, 1);
+}
+
 static const struct aclsim__wait_ops notify_wait_ops = {
     .what = "a notify", .ready = wait_ready, .park = wait_park, .unpark = wait_unpark,
-    .release = release};
+    .release = release, .retain = retain};
 static const struct aclsim__wait_ops cnt_wait_ops = {
     .what = "a counting notify", .ready = wait_ready, .park = wait_park, .unpark = wait_unpark,
-    .release = release};
+    .release = release, .retain = retain};
 static const struct aclsim__wait_ops record_ops = {
-    .what = "a notify", .signal = record_signal, .release = release};
+    .what = "a notify", .signal = record_signal, .release = release, .retain = retain};
 
 /* ---- shared steps ------------------------------------------------------------- */
 

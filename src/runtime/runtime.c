@@ -118,6 +118,7 @@ static void finalize_forked(void)
     aclsim__streams_forget_after_fork();
     aclsim__contexts_forget_after_fork();
     aclsim__devices_forget_after_fork();
+    aclsim__modelri_forget_after_fork();   /* before the events its tasks reference */
     aclsim__events_forget_after_fork();
     aclsim__notifies_forget_after_fork();
     aclsim__waits_forget_after_fork();
@@ -199,6 +200,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__binaries_finalize();
     aclsim__kargs_finalize();
     pthread_mutex_lock(&aclsim__rt.lock);
+    aclsim__modelri_finalize();   /* before the events its tasks hold */
     aclsim__events_finalize();
     aclsim__callbacks_finalize();
     aclsim__notifies_finalize();

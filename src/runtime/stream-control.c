@@ -4,7 +4,7 @@
  * queries (id, flags, priority, status, attributes, available streams),
  * aclrtStreamAbort, the stream state callbacks, device synchronization with
  * a timeout, and the model-stream functions (aclrtActiveStream,
- * aclrtSwitchStream) that need streams bound to a model.
+ * aclrtSwitchStream: steps of a built model, modelri.c).
  */
 #include "internal.h"
 
@@ -22,8 +22,7 @@
 /* Ascend 950, Atlas A3 and A2: the products some stream functions need. */
 #define NEWEST (ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A2))
 
-#define FLAGS_UNSIMULATED (ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE | \
-                           ACL_STREAM_DEVICE_USE_ONLY)
+#define FLAGS_UNSIMULATED (ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY)
 
 uint32_t aclsim__streams_max(void)
 {
@@ -142,11 +141,9 @@ static aclError configured_create(aclrtStream *stream, uint64_t flag, uint32_t p
     if (flag & FLAGS_UNSIMULATED)
         return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                             "flag 0x%llx asks for a %s stream, which aclsim cannot simulate "
-                            "(no models, AI CPU scheduling or device-side launches)",
+                            "(no AI CPU scheduling or device-side launches)",
                             (unsigned long long)flag,
-                            (flag & ACL_STREAM_PERSISTENT) ? "persistent (model)"
-                            : (flag & ACL_STREAM_CPU_SCHEDULE) ? "CPU-schedule"
-                                                               : "device-use-only");
+                            (flag & ACL_STREAM_CPU_SCHEDULE) ? "CPU-schedule" : "device-use-only");
     /* Unknown bits make an ordinary stream (CANN: "other values create the
      * same stream as aclrtCreateStream"); aclrtStreamGetFlags reports the known ones. */
     uint32_t flags = (uint32_t)(flag & FLAGS_KNOWN);
@@ -325,7 +322,8 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "status is NULL");
     aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__sref ref;
-    if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)))
+    if (err || (err = aclsim__stream_resolve(stream, api, NULL, &ref)) ||
+        (err = aclsim__capture_refuse_stream(ref.s, api)))
         return err;
     /* Every task submitted so far has finished (run or discarded). */
     uint64_t submitted = atomic_load_explicit(&ref.s->submitted, memory_order_acquire);
@@ -388,7 +386,8 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
                             "milliseconds", timeout);
     aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     struct aclsim__context *ctx = NULL;
-    if (err || (err = aclsim__current_context(api, &ctx)))
+    if (err || (err = aclsim__current_context(api, &ctx)) ||
+        (err = aclsim__capture_refuse_device(aclsim__context_device(ctx), api)))
         return err;
     err = aclsim__device_synchronize_timeout(aclsim__context_device(ctx), timeout, api);
     if (!err)
@@ -522,19 +521,7 @@ aclError aclrtStreamStop(aclrtStream stream)
 
 /* ---- model streams ------------------------------------------------------------ */
 
-/* Both need streams bound to a model run instance (aclmdlRIBindStream); aclsim
- * has no models, so no stream is bound: CANN's answer for an unbound stream. */
-static aclError model_stream(aclrtStream stream, const char *name, const char *api)
-{
-    struct aclsim__sref ref;
-    aclError err = aclsim__stream_resolve(stream, api, NULL, &ref);
-    if (err)
-        return err;
-    return aclsim__fail(ACL_ERROR_RT_STREAM_MODEL, api,
-                        "%s %p is not bound to a model (aclmdlRIBindStream): aclsim does not "
-                        "simulate model run instances", name, stream);
-}
-
+/* Both are steps of a model built on persistent streams (modelri.c). */
 static const uint32_t model_socs = ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(EDGE) |
                                    ACLSIM_FAMILIES(INFERENCE) | ACLSIM_FAMILIES(TRAINING);
 
@@ -547,7 +534,7 @@ aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
                             activeStream ? "stream" : "activeStream");
     aclError err = aclsim__soc_check(api, model_socs);
     if (!err)
-        err = model_stream(activeStream, "activeStream", api);
+        err = aclsim__modelri_stream_control(0, activeStream, NULL, 0, NULL, 0, stream, api);
     return err;
 }
 
@@ -570,6 +557,7 @@ aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValu
                             (unsigned)cond > ACL_RT_LESS_OR_EQUAL ? (int)cond : (int)dataType);
     aclError err = aclsim__soc_check(api, model_socs);
     if (!err)
-        err = model_stream(stream, "stream", api);
+        err = aclsim__modelri_stream_control(1, trueStream, leftValue, (int)cond, rightValue,
+                                             (int)dataType, stream, api);
     return err;
 }

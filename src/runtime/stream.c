@@ -221,6 +221,7 @@ static bool discard_queued(struct aclsim__stream *s)
 
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 {
+    aclsim__capture_stream_gone(s);   /* leaves a capture or model binding (modelri.c) */
     if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
         aclsim__stream_state_notify(s->handle, false);
     if (__atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
@@ -257,6 +258,7 @@ bool aclsim__stream_idle(struct aclsim__stream *s)
 
 void aclsim__stream_detach(struct aclsim__stream *s)
 {
+    aclsim__capture_stream_gone(s);   /* leaves a capture or model binding (modelri.c) */
     if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
         aclsim__stream_state_notify(s->handle, false);
     pthread_mutex_lock(&s->lock);
@@ -404,6 +406,9 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
 {
     struct aclsim__stream *s = ref.s;
     ACLSIM_SNAPSHOT_GATE(api);   /* no new work while locked for a snapshot */
+    /* ==== CAPTURE HOOK (modelri.c): a stream captured into a model runtime
+     * instance records the task there instead of queuing it. ==== */
+    ACLSIM_CAPTURE_HOOK(ref, task, api, seq_out);
     pthread_mutex_lock(&s->lock);
     if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
                                          ref.epoch)) {
@@ -626,6 +631,9 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream %p is the default stream of its context (from "
                             "aclrtCtxGetCurrentDefaultStream); it cannot be destroyed", stream);
+    aclError err = s ? aclsim__capture_refuse_stream(s, api) : ACL_SUCCESS;   /* 107027 */
+    if (err)
+        return err;
     if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "stream %p is not a live stream (destroyed, or never created)", stream);
@@ -663,6 +671,8 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     struct aclsim__stream *s = ref.s;
     if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
+    if ((err = aclsim__capture_refuse_stream(s, api)))   /* 107027 while captured */
+        return err;
     unsigned aborts = atomic_load(&s->aborts);
     bool aborting = atomic_load(&s->aborting);
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
