@@ -497,7 +497,7 @@ static aclError check_host_use(struct aclsim__event *ev, const char *api)
 
 static bool can_wait(const struct aclsim__event *ev)
 {
-    return ev->flags & (ACL_EVENT_SYNC | EV_DDSYNC | ACL_EVENT_EXTERNAL);
+    return ev->is_ipc || (ev->flags & (ACL_EVENT_SYNC | EV_DDSYNC | ACL_EVENT_EXTERNAL));
 }
 
 static aclError refuse_no_sync(const char *api)
