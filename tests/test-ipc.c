@@ -654,6 +654,54 @@ static void test_bad_inputs_and_lifetimes(void **state)
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "no such object", aclrtNotifyImportByKey(&in, nkey, 0));
 }
 
+/* Threads exporting, importing (their own process's keys), closing and
+ * freeing at once, some of them on one shared key. */
+struct race { char key[65]; atomic_int failures; };
+
+static void *race_thread(void *arg)
+{
+    struct race *r = arg;
+    if (aclrtSetDevice(0) != ACL_SUCCESS) {
+        atomic_fetch_add(&r->failures, 1);
+        return NULL;
+    }
+    for (int round = 0; round < 40; round++) {
+        void *d = NULL, *p = NULL, *q = NULL;
+        char key[65];
+        uint64_t v = (uint64_t)round * 1000 + 7, back = 0;
+        bool ok = aclrtMalloc(&d, 8192, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS &&
+                  aclrtIpcMemGetExportKey(d, 8192, key, sizeof key, 1) == ACL_SUCCESS &&
+                  aclrtIpcMemImportByKey(&p, key, 0) == ACL_SUCCESS &&
+                  aclrtMemcpy(p, 8, &v, 8, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS &&
+                  aclrtMemcpy(&back, 8, d, 8, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS &&
+                  back == v && aclrtIpcMemClose(key) == ACL_SUCCESS &&
+                  aclrtIpcMemClose(key) == ACL_SUCCESS && aclrtFree(d) == ACL_SUCCESS &&
+                  aclrtIpcMemImportByKey(&q, r->key, 0) == ACL_SUCCESS &&
+                  aclrtIpcMemClose(r->key) == ACL_SUCCESS;
+        if (!ok)
+            atomic_fetch_add(&r->failures, 1);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    static struct race r;
+    void *shared = NULL;
+    EXPECT_OK(aclrtMalloc(&shared, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtIpcMemGetExportKey(shared, 4096, r.key, sizeof r.key, 0));
+    atomic_store(&r.failures, 0);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, race_thread, &r), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&r.failures), 0);
+    EXPECT_OK(aclrtIpcMemClose(r.key));
+    EXPECT_OK(aclrtFree(shared));
+}
+
 /* Nothing aclsim made has a name in a shared-memory namespace. */
 static void test_nothing_left_behind(void **state)
 {
@@ -689,6 +737,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_killed_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shareable_between_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_inputs_and_lifetimes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
         cmocka_unit_test(test_nothing_left_behind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
