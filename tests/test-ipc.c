@@ -308,6 +308,13 @@ static int child_killed(void)
     child_line(handle, sizeof handle);
     aclrtEvent ev = NULL;
     open_event(handle, &ev);
+    /* Memory the parent maps, and keeps after this process is killed. */
+    void *d = NULL;
+    char key[65];
+    CHECK(aclrtMalloc(&d, BYTES, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
+    fill(d, 88);
+    CHECK(aclrtIpcMemGetExportKey(d, BYTES, key, sizeof key, 1) == ACL_SUCCESS);
+    say(1, "key %s", key);
     /* A record that will never run: this process is killed first. */
     CHECK(aclrtLaunchHostFunc(s, block_forever, NULL) == ACL_SUCCESS);
     CHECK(aclrtRecordEvent(ev, s) == ACL_SUCCESS);
@@ -515,6 +522,10 @@ static void test_killed_peer(void **state)
     struct peer c = spawn_child("killed");
     expect_line(&c, "pid ", NULL, 0);
     say(c.to, "%.64s", h.reserved);
+    char key[80];
+    expect_line(&c, "key ", key, sizeof key);
+    void *p = NULL;
+    EXPECT_OK(aclrtIpcMemImportByKey(&p, key, 0));
     expect_line(&c, "recorded", NULL, 0);
     aclrtStream s = NULL;
     EXPECT_OK(aclrtCreateStream(&s));
@@ -527,6 +538,11 @@ static void test_killed_peer(void **state)
     assert_int_equal(reap(&c), 128 + SIGKILL);
     EXPECT_OK(aclrtSynchronizeStreamWithTimeout(s, WAIT_MS));
     EXPECT_OK(aclrtSynchronizeEventWithTimeout(ev, WAIT_MS));
+    /* Its memory lives on in this process's mapping; its keys open nothing. */
+    assert_true(holds(p, 88));
+    void *again = NULL;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "exited", aclrtIpcMemImportByKey(&again, key, 0));
+    EXPECT_OK(aclrtIpcMemClose(key));
     EXPECT_OK(aclrtDestroyStream(s));
     EXPECT_OK(aclrtDestroyEvent(ev));
 }
