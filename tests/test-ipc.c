@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "aclsim/aclsim.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -157,6 +158,16 @@ static bool holds(void *dev, uint8_t seed)
     return ok;
 }
 
+/* A kernel: block i adds 1 to its share of the bytes. */
+#define BLOCKS 64
+void k_ipc_inc(uint8_t *p)
+{
+    size_t per = BYTES / BLOCKS, from = aclsimGetBlockIdx() * per;
+    for (size_t i = from; i < from + per; i++)
+        p[i]++;
+}
+ACLSIM_KERNEL_REGISTER(k_ipc_inc, uint8_t *);
+
 /* ---- child side: plain C, exit code 0 = every check passed ------------------------ */
 
 #define CHECK(cond)                                                                        \
@@ -282,6 +293,10 @@ static int child_notify(void)
     /* Only the creator waits for an IPC notify. */
     CHECK(aclrtWaitAndResetNotify(n, s, 0) == ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
     CHECK(aclrtMemsetAsync(p, BYTES, 0x5A, BYTES, s) == ACL_SUCCESS);
+    aclrtFuncHandle f = NULL;   /* a kernel of this process writes the parent's memory */
+    CHECK(aclrtGetFuncBySymbol((const void *)(uintptr_t)&k_ipc_inc, &f) == ACL_SUCCESS);
+    void *args[] = {&p};
+    CHECK(aclrtLaunchKernelWithArgsArray(f, BLOCKS, s, NULL, args) == ACL_SUCCESS);
     CHECK(aclrtRecordNotify(n, s) == ACL_SUCCESS);
     CHECK(aclrtSynchronizeStream(s) == ACL_SUCCESS);
     say(1, "recorded");
@@ -497,8 +512,9 @@ static void test_notify_between_processes(void **state)
     EXPECT_OK(aclrtMemcpyAsync(h, BYTES, d, BYTES, ACL_MEMCPY_DEVICE_TO_HOST, s));
     EXPECT_OK(aclrtSynchronizeStreamWithTimeout(s, WAIT_MS));
     for (size_t i = 0; i < BYTES; i++)
-        if (h[i] != 0x5A)
-            fail_msg("byte %zu is %#x after the child's notify", i, h[i]);
+        if (h[i] != 0x5B)
+            fail_msg("byte %zu is %#x after the child's notify (memset 0x5A, kernel +1)", i,
+                     h[i]);
     free(h);
     expect_line(&c, "recorded", NULL, 0);
     say(c.to, "go");
