@@ -668,11 +668,11 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
     snprintf(im->key, sizeof im->key, "%s", key);
     im->base = base;
     im->ptr = (char *)base + (off - from);
+    *devPtr = im->ptr;   /* before im is published: another thread's close may free it */
     pthread_mutex_lock(&own_lock);
     im->next = imports;
     imports = im;
     pthread_mutex_unlock(&own_lock);
-    *devPtr = im->ptr;
     return ACL_SUCCESS;
 }
 
