@@ -577,7 +577,18 @@ static void test_shareable_between_processes(void **state)
     EXPECT_OK(aclrtMapMem(va, 2 * MiB, 0, ph, 0));
     fill(va, 55);
     uint64_t sh = 0;
-    EXPECT_OK(aclrtMemExportToShareableHandle(ph, ACL_MEM_HANDLE_TYPE_NONE, 0, &sh));
+    EXPECT_OK(aclrtMemExportToShareableHandle(ph, ACL_MEM_HANDLE_TYPE_NONE,
+                                              ACL_RT_VMM_EXPORT_FLAG_DEFAULT, &sh));
+    uint64_t twice = 0;
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "already exported",
+               aclrtMemExportToShareableHandle(ph, ACL_MEM_HANDLE_TYPE_NONE, 0, &twice));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "handleType",
+               aclrtMemExportToShareableHandle(ph, ACL_MEM_HANDLE_TYPE_POSIX, 0, &twice));
+    EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "fabric",
+               aclrtMemExportToShareableHandleV2(ph, 0, ACL_MEM_SHARE_HANDLE_TYPE_FABRIC, &twice));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "pid", aclrtMemSetPidToShareableHandle(sh, NULL, 1));
+    int32_t me = getpid();
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "pidNum", aclrtMemSetPidToShareableHandle(sh, &me, 0));
     struct peer c = spawn_child("shareable");
     char rest[64];
     expect_line(&c, "pid ", rest, sizeof rest);
@@ -589,6 +600,19 @@ static void test_shareable_between_processes(void **state)
     expect_line(&c, "done", NULL, 0);
     assert_int_equal(reap(&c), 0);
     assert_true(holds(va, 66));   /* written by the child through its own mapping */
+    /* The V2 calls, in this process (its own handles need no whitelist). */
+    aclrtDrvMemHandle self = NULL;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "flags",
+               aclrtMemImportFromShareableHandleV2(&sh, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, 1, &self));
+    EXPECT_OK(aclrtMemImportFromShareableHandleV2(&sh, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, 0, &self));
+    EXPECT_OK(aclrtMemSetPidToShareableHandleV2(&sh, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &me, 1));
+    void *va2 = NULL;
+    EXPECT_OK(aclrtReserveMemAddress(&va2, 2 * MiB, 0, NULL, 0));
+    EXPECT_OK(aclrtMapMem(va2, 2 * MiB, 0, self, 0));
+    assert_true(holds(va2, 66));
+    EXPECT_OK(aclrtUnmapMem(va2));
+    EXPECT_OK(aclrtReleaseMemAddress(va2));
+    EXPECT_OK(aclrtFreePhysical(self));
     EXPECT_OK(aclrtUnmapMem(va));
     EXPECT_OK(aclrtReleaseMemAddress(va));
     EXPECT_OK(aclrtFreePhysical(ph));

@@ -777,16 +777,27 @@ static aclError export_shareable(const char *api, aclrtDrvMemHandle handle, uint
     aclError err = aclsim__vmm_phys_share(api, handle, &fd, &size, &device);
     if (err)
         return err;
-    if (flags > 1)
+    if (flags > ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                            "flags %#" PRIx64 " is invalid: 0, or 1 to disable the pid whitelist",
-                            flags);
+                            "flags %#" PRIx64 " is invalid: ACL_RT_VMM_EXPORT_FLAG_DEFAULT or "
+                            "ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION", flags);
+    /* One shareable handle per physical handle (CANN refuses a second export). */
+    bool again = false;
+    pthread_mutex_lock(&own_lock);
+    for (struct exported *x = exports; x && !again; x = x->next)
+        again = x->kind == ACLSIM_IPC_PHYSICAL && x->alloc == handle;
+    pthread_mutex_unlock(&own_lock);
+    if (again)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "handle %p is already exported: a physical handle has one shareable "
+                            "handle", handle);
     struct aclsim__ipc_ref r;
     /* Retry until the nonce's low 20 bits (the part the handle holds) are
      * not 0: export draws a fresh nonce each time. */
     for (;;) {
-        err = aclsim__ipc_export(ACLSIM_IPC_PHYSICAL, device, fd, 0, size, size, flags & 1,
-                                 handle, &r, api);
+        err = aclsim__ipc_export(ACLSIM_IPC_PHYSICAL, device, fd, 0, size, size,
+                                 flags & ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION, handle, &r,
+                                 api);
         if (err || (r.nonce & 0xFFFFF))
             break;
         aclsim__ipc_close(&r);
