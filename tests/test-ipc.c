@@ -233,6 +233,30 @@ static int child_memory(void)
     return 0;
 }
 
+/* The exporter frees its memory while this process still maps it. */
+static int child_free_first(void)
+{
+    aclrtStream s = child_start();
+    (void)s;
+    char key[128], go[32];
+    child_line(key, sizeof key);
+    uint32_t *p = NULL;
+    CHECK(aclrtIpcMemImportByKey((void **)&p, key, 0) == ACL_SUCCESS);
+    uint32_t v = 0;
+    CHECK(aclrtMemcpy(&v, 4, p, 4, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS && v == 0xC0FFEE);
+    say(1, "imported");
+    child_line(go, sizeof go);   /* freed over there */
+    /* The mapping stays usable (CANN: "may cause exceptions"; here the
+     * pages live while mapped), the key opens nothing any more. */
+    CHECK(aclrtMemcpy(p, 4, &v, 4, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    void *q = NULL;
+    CHECK(aclrtIpcMemImportByKey(&q, key, 0) == ACL_ERROR_RT_PARAM_INVALID);
+    CHECK(aclrtIpcMemClose(key) == ACL_SUCCESS);
+    CHECK(aclFinalize() == ACL_SUCCESS);
+    say(1, "done");
+    return 0;
+}
+
 static void open_event(const char *hex, aclrtEvent *ev)
 {
     aclrtIpcEventHandle h;
@@ -526,6 +550,27 @@ static void test_notify_between_processes(void **state)
     EXPECT_OK(aclrtFree(d));
 }
 
+static void test_exporter_frees_first(void **state)
+{
+    (void)state;
+    void *d = NULL;
+    EXPECT_OK(aclrtMalloc(&d, 65536, ACL_MEM_MALLOC_HUGE_FIRST));
+    uint32_t v = 0xC0FFEE;
+    EXPECT_OK(aclrtMemcpy(d, 4, &v, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+    char key[65];
+    EXPECT_OK(aclrtIpcMemGetExportKey(d, 65536, key, sizeof key,
+                                      ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION));
+    struct peer c = spawn_child("free_first");
+    expect_line(&c, "pid ", NULL, 0);
+    say(c.to, "%s", key);
+    expect_line(&c, "imported", NULL, 0);
+    EXPECT_OK(aclrtFree(d));   /* without aclrtIpcMemClose: freeing closes the key */
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, NULL, aclrtIpcMemClose(key));
+    say(c.to, "freed");
+    expect_line(&c, "done", NULL, 0);
+    assert_int_equal(reap(&c), 0);
+}
+
 /* A child killed with a record of the shared event still queued: the
  * parent's wait for it ends (the record counts as reached) within a bound. */
 static void test_killed_peer(void **state)
@@ -784,12 +829,14 @@ int main(int argc, char **argv)
                : !strcmp(m, "notify")    ? child_notify()
                : !strcmp(m, "killed")    ? child_killed()
                : !strcmp(m, "shareable") ? child_shareable()
+               : !strcmp(m, "free_first") ? child_free_first()
                                          : 3;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_memory_between_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_between_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_notify_between_processes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exporter_frees_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shareable_between_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_inputs_and_lifetimes, setup, teardown),

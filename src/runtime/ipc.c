@@ -527,6 +527,8 @@ static aclError first_checks(const char *api, const void *a, const char *an, con
 aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t len, uint64_t flags)
 {
     static const char api[] = "aclrtIpcMemGetExportKey";
+    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_SNAPSHOT_GATE(api);
     struct aclsim__context *ctx = NULL;
     aclError err = first_checks(api, devPtr, "devPtr", key, "key", IPC_MEM_SOCS, &ctx);
     if (err)
@@ -634,6 +636,8 @@ aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t 
 aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
 {
     static const char api[] = "aclrtIpcMemImportByKey";
+    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_SNAPSHOT_GATE(api);
     struct aclsim__context *ctx = NULL;
     aclError err = first_checks(api, devPtr, "devPtr", key, "key", IPC_MEM_SOCS, &ctx);
     if (err)
@@ -679,6 +683,8 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags)
 aclError aclrtIpcMemClose(const char *key)
 {
     static const char api[] = "aclrtIpcMemClose";
+    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_SNAPSHOT_GATE(api);
     aclError err = first_checks(api, key, "key", key, "key", IPC_MEM_SOCS, NULL);
     if (err)
         return err;
