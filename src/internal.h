@@ -1230,6 +1230,7 @@ void aclsim__streams_forget_after_fork(void);            /* the stream pool */
 void aclsim__events_forget_after_fork(void);
 void aclsim__binaries_forget_after_fork(void);
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
+void aclsim__heap_unshare_after_fork(struct aclsim__heap *h);   /* called by ipc.c's */
 void aclsim__memory_forget_after_fork(void);
 void aclsim__callbacks_forget_after_fork(void);          /* subscriptions; stream state callbacks' lock */
 void aclsim__stream_state_forget_after_fork(void);

@@ -374,6 +374,21 @@ bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__all
     return found;
 }
 
+/* Right after fork(), in the child: a shareable heap's range was not
+ * inherited (MADV_DONTFORK), so the hole is filled at once with reserved,
+ * inaccessible private space, before anything else can be mapped there
+ * (aclsim__heap_destroy unmaps the range later), and the memfd is closed. */
+void aclsim__heap_unshare_after_fork(struct aclsim__heap *h)
+{
+    if (!h->base || h->fd < 0)
+        return;
+    mmap(h->base, round_up(h->capacity, 4096), PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    close(h->fd);
+    h->fd = -1;
+    h->committed = 0;
+}
+
 /* After fork(), in the child (internal.h, THE FORK RULE): a new lock, so
  * that the heap can be reset or destroyed. */
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h)

@@ -1076,6 +1076,8 @@ void aclsim__ipc_finalize(void)
  * (MADV_DONTFORK) and the exports are the parent's. */
 void aclsim__ipc_forget_after_fork(void)
 {
+    for (int i = 0; i < ACLSIM_MAX_DEVICES; i++)   /* device memory is the parent's */
+        aclsim__heap_unshare_after_fork(&aclsim__devices[i].heap);
     pthread_mutex_init(&own_lock, NULL);
     if (own_fd >= 0)
         close(own_fd);
