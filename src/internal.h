@@ -28,6 +28,8 @@
  *   mempool (mempool.c)   stream-ordered memory pools (acl_rt_memory_soma.h)
  *   modelri (modelri.c)   model runtime instances: capture (a hook in
  *                         aclsim__submit), replay, build, labels
+ *   ipc     (ipc.c)       sharing with other processes: the table of exported
+ *                         objects, IPC memory, shareable handles (docs/ipc.md)
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
@@ -41,6 +43,8 @@
  * modelri.c's ri_lock -> event.lock / notify lock / heap.lock / handle table
  * lock (it is never taken under a stream's lock: the capture hook runs
  * before aclsim__submit locks the stream).
+ * ipc.c's own_lock is innermost (after ranges_lock, rt.lock, a notify's
+ * lock) and is never held while taking another lock.
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
@@ -352,6 +356,11 @@ struct aclsim__heap {
     /* Bumped under lock by every init, reset and destroy: a charge taken in
      * an earlier generation is not given back to a later one. */
     uint64_t generation;
+    /* ipc.c: set before aclsim__heap_init for device heaps: the range is a
+     * MAP_SHARED mapping of a memfd (fd, valid while base is set), so that
+     * another process can map exported allocations (docs/ipc.md). */
+    bool shareable;
+    int fd;
 };
 /* Counts bytes of kind against h's capacity without an allocation (physical
  * and managed memory); false if they do not fit or h is not reserved. *gen
@@ -1064,6 +1073,65 @@ void aclsim__mempools_after_sync(struct aclsim__device *dev);
  * the pools of dev are destroyed (their handles die). */
 void aclsim__mempools_device_closing(struct aclsim__device *dev);
 void aclsim__mempools_forget_after_fork(void);   /* THE FORK RULE */
+/* ---- ipc.c: sharing between processes (docs/ipc.md) ----------------------- */
+
+#define ACLSIM_IPC_KEY_LEN 65      /* CANN's key length, NUL included */
+#define ACLSIM_IPC_MAX_PIDS 64     /* whitelist entries per exported object */
+#define ACLSIM_IPC_RING 64         /* IPC event records tracked out of order */
+enum aclsim__ipc_kind { ACLSIM_IPC_MEMORY = 1, ACLSIM_IPC_PHYSICAL, ACLSIM_IPC_EVENT,
+                        ACLSIM_IPC_NOTIFY };
+struct aclsim__ipc_slot;
+/* An exported object: its slot in the owner's shared table (mapped here for
+ * the life of the process) and the nonce that names this use of the slot. */
+struct aclsim__ipc_ref {
+    struct aclsim__ipc_slot *slot;
+    uint64_t nonce;
+    int32_t owner;                 /* exporting process */
+    uint32_t index;                /* slot number */
+};
+/* Publishes an object in this process's table. */
+aclError aclsim__ipc_export(int kind, int32_t device, int fd, uint64_t offset, uint64_t size,
+                            uint64_t map_size, bool no_check, const void *alloc,
+                            struct aclsim__ipc_ref *out, const char *api);
+/* Closes an export of this process: its key no longer opens anything. */
+void aclsim__ipc_close(const struct aclsim__ipc_ref *r);
+/* Opens the object key names, checking its kind and this process against
+ * its whitelist (207006). */
+aclError aclsim__ipc_open(const char *key, int kind, const char *what,
+                          struct aclsim__ipc_ref *out, const char *api);
+aclError aclsim__ipc_allow(const struct aclsim__ipc_ref *r, const int32_t *pid, size_t num,
+                           const char *api);
+void aclsim__ipc_key(const struct aclsim__ipc_ref *r, char key[ACLSIM_IPC_KEY_LEN]);
+bool aclsim__ipc_live(const struct aclsim__ipc_ref *r);
+/* IPC events (event.c): record numbers, queued/complete, reached. */
+uint64_t aclsim__ipc_event_next(const struct aclsim__ipc_ref *r);
+void aclsim__ipc_event_queued(const struct aclsim__ipc_ref *r, uint64_t seq);
+uint64_t aclsim__ipc_event_latest(const struct aclsim__ipc_ref *r, bool queued);
+void aclsim__ipc_event_done(const struct aclsim__ipc_ref *r, uint64_t seq);
+bool aclsim__ipc_event_reached(const struct aclsim__ipc_ref *r, uint64_t seq);
+/* IPC notifies (notify.c): the shared flag. */
+void aclsim__ipc_notify_set(const struct aclsim__ipc_ref *r, uint32_t value);
+bool aclsim__ipc_notify_take(const struct aclsim__ipc_ref *r);
+/* Memory exports close when their allocation is freed (aclrtFree: alloc is
+ * its start), their device closes, or their physical allocation is freed. */
+extern atomic_uint aclsim__ipc_exports;
+void aclsim__ipc_memory_freed(const void *alloc);
+void aclsim__ipc_device_closed(struct aclsim__device *dev);
+void aclsim__ipc_physical_freed(const void *handle);
+void aclsim__ipc_finalize(void);
+void aclsim__ipc_forget_after_fork(void);
+/* vmm.c: maps size bytes of memfd fd from offset (page-aligned) as memory of
+ * dev at a new reserved range (*base); unimport unmaps and releases it. */
+aclError aclsim__vmm_import(const char *api, int fd, uint64_t offset, size_t size,
+                           struct aclsim__device *dev, void **base);
+void aclsim__vmm_unimport(void *base);
+/* vmm.c: the memfd, size and device of a physical handle (for export). */
+aclError aclsim__vmm_phys_share(const char *api, void *handle, int *fd, size_t *size,
+                                int32_t *device);
+/* vmm.c: a new physical handle of dev for an imported memfd of size bytes
+ * (takes fd; not charged to dev: the exporter's device holds the memory). */
+aclError aclsim__vmm_phys_adopt(const char *api, int fd, size_t size, struct aclsim__device *dev,
+                                void **handle);
 
 /* ---- symbol.c ------------------------------------------------------------ */
 
@@ -1325,6 +1393,7 @@ void aclsim__events_forget_after_fork(void);
 void aclsim__binaries_forget_after_fork(void);
 void aclsim__kargs_forget_after_fork(void);
 void aclsim__heap_forget_after_fork(struct aclsim__heap *h);
+void aclsim__heap_unshare_after_fork(struct aclsim__heap *h);   /* called by ipc.c's */
 void aclsim__memory_forget_after_fork(void);
 void aclsim__callbacks_forget_after_fork(void);          /* subscriptions; stream state callbacks' lock */
 void aclsim__stream_state_forget_after_fork(void);

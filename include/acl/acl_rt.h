@@ -1526,6 +1526,76 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
                                                            aclmdlRICaptureMode mode);
 ACL_FUNC_VISIBILITY aclError aclrtPersistentTaskClean(aclrtStream stream);
+/* ---- Inter-process sharing: IPC memory (11-07), shareable handles of physical memory (11-04),
+ * IPC events and IPC notifies (issue 11; docs/ipc.md) ---- */
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS 0x1UL
+#define ACL_RT_VMM_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+#define ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x02UL
+#define ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT 0x0UL
+#define ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS 0x02UL
+#define ACL_IPC_EVENT_HANDLE_SIZE 64U
+/* for ACL_RT_IPC_MEM_ATTR_ACCESS_LINK value */
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO 0
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_HCCS 1
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_ONE_PORT_PATH 2
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_MULTI_PORT_PATH 3
+
+typedef struct {
+    uint32_t sdid; // whitelisted
+    int32_t *pid;
+    size_t num;
+} aclrtServerPid;
+
+typedef enum {
+    ACL_RT_IPC_MEM_ATTR_ACCESS_LINK,
+} aclrtIpcMemAttrType;
+
+typedef enum aclrtMemSharedHandleType {
+    ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT = 0x1,
+    ACL_MEM_SHARE_HANDLE_TYPE_FABRIC = 0x2,
+} aclrtMemSharedHandleType;
+
+typedef struct aclrtMemFabricHandle {
+    uint8_t data[128];
+} aclrtMemFabricHandle;
+
+typedef struct aclrtIpcEventHandle {
+    char reserved[ACL_IPC_EVENT_HANDLE_SIZE];
+} aclrtIpcEventHandle;
+
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t len, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type, uint64_t attr);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportPidInterServer(const char *key, aclrtServerPid *serverPids, size_t num);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandleType handleType,
+                                                             uint64_t flags, uint64_t *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle, uint64_t flags,
+                                                               aclrtMemSharedHandleType shareType,
+                                                               void *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t deviceId,
+                                                               aclrtDrvMemHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
+                                                                 aclrtMemSharedHandleType shareType, uint64_t flags,
+                                                                 aclrtDrvMemHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid, size_t pidNum);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle,
+                                                               aclrtMemSharedHandleType shareType, int32_t *pid,
+                                                               size_t pidNum);
+ACL_FUNC_VISIBILITY aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event);
+ACL_FUNC_VISIBILITY aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num);
+ACL_FUNC_VISIBILITY aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *serverPids,
+                                                                size_t num);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,7 @@ struct aclsim__device *aclsim__device_of(const void *p)
 
 static aclError open_device(struct aclsim__device *dev, const char *api)
 {
+    dev->heap.shareable = true;   /* exportable to other processes (ipc.c) */
     aclError err = aclsim__heap_init(&dev->heap, aclsim__config()->device_memory, api);
     if (err)
         return err;
@@ -98,6 +99,7 @@ static void close_device(struct aclsim__device *dev, bool force)
     atomic_store(&dev->open, false);
     aclsim__symbols_forget_device(dev);
     aclsim__mempools_device_closing(dev);   /* its memory pools die with the session */
+    aclsim__ipc_device_closed(dev);   /* its memory's IPC exports close */
     aclsim__heap_reset(&dev->heap);
     dev->refcount = 0;
     dev->closing = false;

@@ -21,6 +21,7 @@
  * events carry (RT_EVENT_DEFAULT = DDSYNC | TIME_LINE | STREAM_MARK). */
 #define EV_DDSYNC 0x04u
 #define EV_DEFAULT (EV_DDSYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS)
+#define ACLSIM_IPC_EVENT_KEY (ACL_IPC_EVENT_HANDLE_SIZE + 1)
 #define EV_WITH_FLAG_MAX 0x3Fu   /* aclrtCreateEventWithFlag */
 #define EV_EX_MAX (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | EV_DDSYNC | \
                    ACL_EVENT_TIME_LINE | ACL_EVENT_IPC)
@@ -59,6 +60,12 @@ struct aclsim__event {
     uint32_t id;
     int8_t record_flag, wait_flag;  /* -1 until the first record / wait fixes them */
     uint64_t waits_issued, waits_done;
+    /* IPC events (ACL_EVENT_IPC, or opened from a handle): the records and
+     * their completions live in the shared slot (ipc.c), where any process
+     * that has the event records and waits; ipc_owner: this process created
+     * it (destroying it closes the handle). Fixed at creation. */
+    bool is_ipc, ipc_owner;
+    struct aclsim__ipc_ref ipc;
 };
 
 /* Events not yet destroyed: aclFinalize destroys what the program forgot. */
@@ -79,6 +86,8 @@ static void live_unlink(struct aclsim__event *ev)
 void aclsim__event_unref(struct aclsim__event *ev)
 {
     if (atomic_fetch_sub(&ev->refs, 1) == 1) {
+        if (ev->ipc_owner)
+            aclsim__ipc_close(&ev->ipc);   /* the handle opens nothing from now on */
         if (ev->has_id)
             aclsim__id_give(&event_ids[ev->device], ev->id);
         free(ev->done_after);
@@ -286,6 +295,37 @@ uint64_t aclsim__event_latest(struct aclsim__event *ev)
     return q;
 }
 
+/* IPC events: a record is a signal task that marks its number finished in
+ * the shared slot (also when discarded: nobody waits forever); a wait is
+ * polled by the watcher (wait.c), as no other process can wake this one's
+ * streams. */
+static void ipc_record_signal(struct aclsim__task *t, bool discarded)
+{
+    struct aclsim__event *ev = t->u.sync.obj;
+    (void)discarded;
+    aclsim__ipc_event_done(&ev->ipc, t->u.sync.value);
+}
+
+static bool ipc_wait_passes(struct aclsim__task *t)
+{
+    struct aclsim__event *ev = t->u.sync.obj;
+    return aclsim__ipc_event_reached(&ev->ipc, t->u.sync.value);
+}
+
+static bool ipc_wait_park(struct aclsim__task *t, struct aclsim__stream *s)
+{
+    if (ipc_wait_passes(t))
+        return false;
+    s->state = ACLSIM_STREAM_PARKED;   /* only the watcher's list holds it */
+    return true;
+}
+
+static const struct aclsim__wait_ops ipc_record_ops = {
+    .what = "an IPC event", .signal = ipc_record_signal, .release = release_event};
+static const struct aclsim__wait_ops ipc_wait_ops = {
+    .what = "an IPC event", .ready = ipc_wait_passes, .park = ipc_wait_park,
+    .poll = ipc_wait_passes, .release = wait_release};
+
 /* ---- events --------------------------------------------------------------- */
 
 /* Resolves an event handle and takes a reference on the event (the caller
@@ -332,6 +372,9 @@ static struct aclsim__event *event_for(aclrtEvent event, const char *api, aclErr
     return event_of(event, "event", api, err);
 }
 
+static aclError create_event_ipc(aclrtEvent *event, uint32_t flags, bool ex,
+                                 const struct aclsim__ipc_ref *opened, const char *api);
+
 /* Gives ev an id if it has none (the caller holds ev->lock); 207007 when
  * its device has none left. */
 static aclError take_id_locked(struct aclsim__event *ev, const char *api)
@@ -348,6 +391,14 @@ static aclError take_id_locked(struct aclsim__event *ev, const char *api)
 
 static aclError create_event(aclrtEvent *event, uint32_t flags, bool ex, const char *api)
 {
+    return create_event_ipc(event, flags, ex, NULL, api);
+}
+
+/* opened: an IPC event another process shared (aclrtIpcOpenEventHandle);
+ * ACL_EVENT_IPC without it: exported now. */
+static aclError create_event_ipc(aclrtEvent *event, uint32_t flags, bool ex,
+                                 const struct aclsim__ipc_ref *opened, const char *api)
+{
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
     if (err)
@@ -355,6 +406,18 @@ static aclError create_event(aclrtEvent *event, uint32_t flags, bool ex, const c
     struct aclsim__event *ev = aclsim__calloc(1, sizeof *ev);
     if (!ev)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating an event");
+    if (opened) {
+        ev->is_ipc = true;
+        ev->ipc = *opened;
+    } else if (flags == ACL_EVENT_IPC) {
+        err = aclsim__ipc_export(ACLSIM_IPC_EVENT, aclsim__context_device(ctx)->id, -1, 0, 0, 0,
+                                 true, NULL, &ev->ipc, api);
+        if (err) {
+            free(ev);
+            return err;
+        }
+        ev->is_ipc = ev->ipc_owner = true;
+    }
     pthread_mutex_init(&ev->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -443,9 +506,8 @@ aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
                             "flag %#x is invalid: an OR of ACL_EVENT_SYNC, "
                             "ACL_EVENT_CAPTURE_STREAM_PROGRESS and ACL_EVENT_TIME_LINE, or "
                             "ACL_EVENT_IPC alone", flag);
-    if (flag == ACL_EVENT_IPC)
-        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
-                            "IPC events (ACL_EVENT_IPC) are not simulated yet");
+    if (flag == ACL_EVENT_IPC && (err = aclsim__soc_check(api, ACLSIM_A5_A3_A2)))
+        return err;
     return create_event(event, flag, true, api);
 }
 
@@ -499,7 +561,7 @@ static aclError check_host_use(struct aclsim__event *ev, const char *api)
 
 static bool can_wait(const struct aclsim__event *ev)
 {
-    return ev->flags & (ACL_EVENT_SYNC | EV_DDSYNC | ACL_EVENT_EXTERNAL);
+    return ev->is_ipc || (ev->flags & (ACL_EVENT_SYNC | EV_DDSYNC | ACL_EVENT_EXTERNAL));
 }
 
 static aclError refuse_no_sync(const char *api)
@@ -545,6 +607,28 @@ static aclError external_use(struct aclsim__event *ev, bool record, aclrtStream 
     return err;   /* captured: the record or wait goes on (modelri.c) */
 }
 
+/* An IPC event's record (the task takes the caller's reference): numbered
+ * in the shared slot, marked queued once it is on the stream. */
+static aclError ipc_record(struct aclsim__event *ev, struct aclsim__sref s, const char *api)
+{
+    pthread_mutex_lock(&ev->lock);
+    aclError err = take_id_locked(ev, api);
+    pthread_mutex_unlock(&ev->lock);
+    if (err)
+        return err;
+    uint64_t seq = aclsim__ipc_event_next(&ev->ipc);
+    struct aclsim__task t = {.kind = ACLSIM_TASK_SIGNAL,
+                             .u.sync = {.ops = &ipc_record_ops, .obj = ev, .value = seq}};
+    atomic_fetch_add(&ev->refs, 1);   /* the task's (the caller keeps its own) */
+    if ((err = aclsim__submit(s, &t, api, NULL))) {
+        aclsim__ipc_event_done(&ev->ipc, seq);   /* the number is taken: retire it */
+        aclsim__event_unref(ev);
+    } else {
+        aclsim__ipc_event_queued(&ev->ipc, seq);
+    }
+    return err;
+}
+
 static aclError record(struct aclsim__event *ev, aclrtStream stream, uint32_t flag,
                        const char *api)
 {
@@ -560,6 +644,8 @@ static aclError record(struct aclsim__event *ev, aclrtStream stream, uint32_t fl
 aclError aclsim__event_record_on(struct aclsim__event *ev, struct aclsim__sref s, const char *api)
 {
     aclError err;
+    if (ev->is_ipc)
+        return ipc_record(ev, s, api);
     struct aclsim__task t = {.kind = ACLSIM_TASK_RECORD, .u.event.event = ev};   /* takes our ref */
     /* A record gets a new sequence number. The event lock cannot be held
      * over the submit (lock order is stream -> event). */
@@ -642,8 +728,10 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
      * A reusable event never recorded: nothing to wait for (CANN queues
      * nothing). */
     pthread_mutex_lock(&ev->lock);
-    t.u.sync.value = ev->queued;
-    bool nothing = ev->ex && ev->queued == 0 && !flag;   /* (EXTERNAL: captured, see modelri.c) */
+    t.u.sync.value = ev->is_ipc ? aclsim__ipc_event_latest(&ev->ipc, true) : ev->queued;
+    if (ev->is_ipc)
+        t.u.sync.ops = &ipc_wait_ops;
+    bool nothing = ev->ex && t.u.sync.value == 0 && !flag;   /* (EXTERNAL: captured, see modelri.c) */
     if (!nothing)
         ev->waits_issued++;
     pthread_mutex_unlock(&ev->lock);
@@ -756,6 +844,19 @@ static bool host_wait(struct aclsim__event *ev, int32_t timeout_ms)
         }
     }
     bool ok = true;
+    if (ev->is_ipc) {   /* no other process signals ev->done: poll, 100 us apart */
+        uint64_t target = aclsim__ipc_event_latest(&ev->ipc, false);
+        struct timespec nap = {0, 100000};
+        while (target && !aclsim__ipc_event_reached(&ev->ipc, target)) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (timeout_ms > 0 && (now.tv_sec > until.tv_sec ||
+                                   (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec)))
+                return false;
+            nanosleep(&nap, NULL);
+        }
+        return true;
+    }
     pthread_mutex_lock(&ev->lock);
     uint64_t target = ev->recorded;   /* the latest record made before this call */
     while (!reached_locked(ev, target)) {
@@ -810,6 +911,10 @@ aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
 /* The state of the latest record: 0 none, 1 queued or running, 2 done. */
 static int latest_record(struct aclsim__event *ev)
 {
+    if (ev->is_ipc) {
+        uint64_t latest = aclsim__ipc_event_latest(&ev->ipc, false);
+        return latest == 0 ? 0 : aclsim__ipc_event_reached(&ev->ipc, latest) ? 2 : 1;
+    }
     pthread_mutex_lock(&ev->lock);
     int st = ev->recorded == 0 ? 0 : reached_locked(ev, ev->recorded) ? 2 : 1;
     pthread_mutex_unlock(&ev->lock);
@@ -1015,6 +1120,57 @@ aclError aclrtGetEventAvailNum(uint32_t *eventCount)
     uint32_t used = aclsim__id_used(&event_ids[aclsim__context_device(ctx)->id]), limit = event_limit();
     *eventCount = used < limit ? limit - used : 0;
     return ACL_SUCCESS;
+}
+
+/* ---- IPC events ---------------------------------------------------------------- */
+
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)
+{
+    static const char api[] = "aclrtIpcGetEventHandle";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!handle || !event)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !handle ? "handle" : "event");
+    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
+    if (err)
+        return err;
+    struct aclsim__event *ev = event_of(event, "event", api, &err);
+    if (!ev)
+        return err;
+    if (!ev->ipc_owner)
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "event %p %s", event,
+                           ev->is_ipc ? "was opened from another process's handle: only the "
+                                        "process that created it shares it"
+                                      : "was not created by aclrtCreateEventExWithFlag with "
+                                        "ACL_EVENT_IPC");
+    else if (!aclsim__ipc_live(&ev->ipc))
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "event %p is no longer shared", event);
+    if (!err) {
+        char key[ACLSIM_IPC_KEY_LEN] = {0};
+        aclsim__ipc_key(&ev->ipc, key);
+        memcpy(handle->reserved, key, sizeof handle->reserved);   /* keys are < 64 bytes */
+    }
+    aclsim__event_unref(ev);
+    return err;
+}
+
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)
+{
+    static const char api[] = "aclrtIpcOpenEventHandle";
+    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_SNAPSHOT_GATE(api);
+    if (!event)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
+    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
+    if (err)
+        return err;
+    char key[ACLSIM_IPC_EVENT_KEY];
+    memcpy(key, handle.reserved, sizeof handle.reserved);
+    key[sizeof key - 1] = 0;
+    struct aclsim__ipc_ref r;
+    if ((err = aclsim__ipc_open(key, ACLSIM_IPC_EVENT, "an IPC event", &r, api)))
+        return err;
+    return create_event_ipc(event, ACL_EVENT_IPC, true, &r, api);
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): the events of the

@@ -18,12 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define MIN_SPAN 64u
 #define COMMIT_STEP ((size_t)2 << 20)
 #define RELEASE_MIN ((size_t)1 << 20)
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
+
+/* Hands the pages of [p, p + n) back to the system: a shared heap's pages
+ * belong to its memfd, which MADV_DONTNEED would not free. */
+static void give_back(const struct aclsim__heap *h, void *p, size_t n)
+{
+    madvise(p, n, h->fd >= 0 ? MADV_REMOVE : MADV_DONTNEED);
+}
 
 /* Synchronous copies and sets hold this shared while they check and move
  * bytes (aclsim__hold_heaps); a reset or destroy of any heap takes it
@@ -41,14 +49,32 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
             return ACL_SUCCESS;   /* kept from before (see aclsim__heap_reset) */
         aclsim__heap_destroy(h);
     }
-    void *base = mmap(NULL, round_up(capacity, 4096), PROT_NONE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    int fd = -1;
+    void *base = MAP_FAILED;
+    if (h->shareable) {
+        /* Device memory another process may map (ipc.c): a sparse memfd as
+         * large as the heap, never inherited by fork() children (they
+         * cannot use it, and must not write the parent's memory). */
+        fd = memfd_create("aclsim-device-memory", MFD_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, (off_t)round_up(capacity, 4096)) == 0)
+            base = mmap(NULL, round_up(capacity, 4096), PROT_NONE, MAP_SHARED | MAP_NORESERVE,
+                        fd, 0);
+        if (base != MAP_FAILED)
+            madvise(base, round_up(capacity, 4096), MADV_DONTFORK);
+        else if (fd >= 0)
+            close(fd);
+    } else {
+        base = mmap(NULL, round_up(capacity, 4096), PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
     if (base == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot reserve %zu bytes of address space", capacity);
     struct aclsim__extent *extents = aclsim__malloc(sizeof *extents * 8);
     if (!extents) {
         munmap(base, round_up(capacity, 4096));
+        if (fd >= 0)
+            close(fd);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
     if (!h->lock_ready) {   /* once per process (see the top of this file) */
@@ -70,6 +96,7 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->cap_free = 8;
     h->nfree = 1;
     h->free[0] = (struct aclsim__extent){(uintptr_t)base, capacity};
+    h->fd = fd;
     __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&h->lock);
     return ACL_SUCCESS;
@@ -82,7 +109,7 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     pthread_rwlock_wrlock(&teardown_lock);
     pthread_rwlock_wrlock(&h->lock);
     if (h->committed) {
-        madvise(h->base, h->committed, MADV_DONTNEED);
+        give_back(h, h->base, h->committed);
         mprotect(h->base, h->committed, PROT_NONE);
     }
     h->committed = 0;
@@ -109,6 +136,9 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
         munmap(base, round_up(h->capacity, 4096));
+        if (h->fd >= 0)
+            close(h->fd);
+        h->fd = -1;
         free(h->allocs);
         free(h->free);
         h->allocs = NULL;
@@ -299,7 +329,7 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
         if (a.span >= RELEASE_MIN) {
             uintptr_t from = round_up(a.addr, 4096), to = (a.addr + a.span) & ~(uintptr_t)4095;
             if (to > from)
-                madvise((void *)from, to - from, MADV_DONTNEED);
+                give_back(h, (void *)from, to - from);
         }
         release_extent(h, a.addr, a.span);
         ok = true;
@@ -342,6 +372,21 @@ bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__all
         last_found.alloc = *out;
     }
     return found;
+}
+
+/* Right after fork(), in the child: a shareable heap's range was not
+ * inherited (MADV_DONTFORK), so the hole is filled at once with reserved,
+ * inaccessible private space, before anything else can be mapped there
+ * (aclsim__heap_destroy unmaps the range later), and the memfd is closed. */
+void aclsim__heap_unshare_after_fork(struct aclsim__heap *h)
+{
+    if (!h->base || h->fd < 0)
+        return;
+    mmap(h->base, round_up(h->capacity, 4096), PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    close(h->fd);
+    h->fd = -1;
+    h->committed = 0;
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): a new lock, so

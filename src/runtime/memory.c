@@ -174,6 +174,8 @@ aclError aclrtFree(void *devPtr)
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     struct aclsim__where w = aclsim__classify(devPtr);
+    if (w.kind == ACLSIM_DEVICE)
+        aclsim__ipc_memory_freed(devPtr);   /* its IPC exports close (ipc.c) */
     if (w.kind == ACLSIM_DEVICE && aclsim__heap_free(&w.device->heap, devPtr, ACLSIM_ALLOC_MALLOC))
         return ACL_SUCCESS;
     if (w.kind == ACLSIM_MANAGED && aclsim__managed_free(devPtr))   /* managed.c */

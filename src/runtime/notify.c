@@ -28,6 +28,13 @@ struct aclsim__notify {
     uint32_t id;
     atomic_uint refs;               /* handle + queued tasks */
     struct aclsim__notify *prev_live, *next_live;   /* under live_lock */
+    /* IPC notifies (docs/ipc.md): once is_ipc is set (release; ipc and
+     * ipc_owner are written before it, under lock, and never change), the
+     * flag lives in the shared slot: records set it there, the creator's
+     * waits poll and clear it. ipc_owner: exported by this process. */
+    atomic_bool is_ipc;
+    bool ipc_owner;
+    struct aclsim__ipc_ref ipc;
 };
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,6 +57,8 @@ static uint32_t notify_limit(void)
 static void notify_unref(struct aclsim__notify *n)
 {
     if (atomic_fetch_sub(&n->refs, 1) == 1) {
+        if (n->ipc_owner)
+            aclsim__ipc_close(&n->ipc);   /* its key opens nothing from now on */
         aclsim__id_give(&notify_ids[n->device], n->id);
         pthread_mutex_destroy(&n->lock);
         free(n);
@@ -166,6 +175,35 @@ static const struct aclsim__wait_ops cnt_wait_ops = {
     .release = release, .retain = retain};
 static const struct aclsim__wait_ops record_ops = {
     .what = "a notify", .signal = record_signal, .release = release, .retain = retain};
+
+/* IPC notifies: the flag is in the shared slot; another process's record
+ * cannot wake this one's streams, so waits are polled by the watcher. */
+static void ipc_record_signal(struct aclsim__task *t, bool discarded)
+{
+    struct aclsim__notify *n = t->u.sync.obj;
+    if (!discarded)
+        aclsim__ipc_notify_set(&n->ipc, 1);
+}
+
+static bool ipc_wait_take(struct aclsim__task *t)
+{
+    struct aclsim__notify *n = t->u.sync.obj;
+    return aclsim__ipc_notify_take(&n->ipc);
+}
+
+static bool ipc_wait_park(struct aclsim__task *t, struct aclsim__stream *s)
+{
+    if (ipc_wait_take(t))
+        return false;
+    s->state = ACLSIM_STREAM_PARKED;   /* only the watcher's list holds it */
+    return true;
+}
+
+static const struct aclsim__wait_ops ipc_wait_ops = {
+    .what = "an IPC notify", .ready = ipc_wait_take, .park = ipc_wait_park,
+    .poll = ipc_wait_take, .release = release};
+static const struct aclsim__wait_ops ipc_record_ops = {
+    .what = "an IPC notify", .signal = ipc_record_signal, .release = release};
 
 /* ---- shared steps ------------------------------------------------------------- */
 
@@ -286,6 +324,16 @@ static aclError queue(void *handle, bool counting, aclrtStream stream, struct ac
         return err;
     struct aclsim__sref s;
     t.u.sync.obj = n;   /* the task takes our reference */
+    if (atomic_load_explicit(&n->is_ipc, memory_order_acquire)) {
+        if (t.u.sync.ops == &notify_wait_ops && !n->ipc_owner) {
+            notify_unref(n);
+            return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                                "notify %p was imported from another process "
+                                "(aclrtNotifyImportByKey): only the process that created it "
+                                "may wait for it", handle);
+        }
+        t.u.sync.ops = t.u.sync.ops == &notify_wait_ops ? &ipc_wait_ops : &ipc_record_ops;
+    }
     if ((err = aclsim__stream_resolve(stream, api, NULL, &s)) ||
         (err = aclsim__submit(s, &t, api, NULL)))
         notify_unref(n);
@@ -377,12 +425,141 @@ aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
         if (!err) {
             pthread_mutex_lock(&list[i]->lock);
             list[i]->value = 0;
+            if (atomic_load(&list[i]->is_ipc))
+                aclsim__ipc_notify_set(&list[i]->ipc, 0);
             pthread_mutex_unlock(&list[i]->lock);
         }
         notify_unref(list[i]);
     }
     free(list);
     return err;
+}
+
+/* ---- IPC notifies (docs/ipc.md) ------------------------------------------------------ */
+
+#define IPC_NOTIFY_SOCS (ACLSIM_A5_A3_A2 | ACLSIM_FAMILIES(INFERENCE) | ACLSIM_FAMILIES(TRAINING))
+
+aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len, uint64_t flags)
+{
+    static const char api[] = "aclrtNotifyGetExportKey";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!notify || !key)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !notify ? "notify" : "key");
+    if (len == 0)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "len is 0");
+    aclError err = aclsim__soc_check(api, IPC_NOTIFY_SOCS);
+    if (err)
+        return err;
+    if (flags != ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT &&
+        flags != ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "flags %#llx is invalid: ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT (0) or "
+                            "ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION (2)",
+                            (unsigned long long)flags);
+    if (len < ACLSIM_IPC_KEY_LEN)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "len %zu is too short: a key takes %d bytes (at least 65)", len,
+                            ACLSIM_IPC_KEY_LEN);
+    struct aclsim__notify *n = notify_of(notify, false, api, &err);
+    if (!n)
+        return err;
+    bool no_check = flags == ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION;
+    pthread_mutex_lock(&n->lock);
+    if (atomic_load(&n->is_ipc) && !n->ipc_owner) {
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "notify %p was imported from another process: only its creator "
+                           "exports it", notify);
+    } else if (!atomic_load(&n->is_ipc)) {
+        /* From now on the flag lives in the shared slot (it carries over). */
+        err = aclsim__ipc_export(ACLSIM_IPC_NOTIFY, n->device, -1, 0, 0, 0, no_check, NULL,
+                                 &n->ipc, api);
+        if (!err) {
+            aclsim__ipc_notify_set(&n->ipc, n->value);
+            n->ipc_owner = true;
+            atomic_store_explicit(&n->is_ipc, true, memory_order_release);
+        }
+    }
+    if (!err)
+        aclsim__ipc_key(&n->ipc, key);
+    pthread_mutex_unlock(&n->lock);
+    notify_unref(n);
+    return err;
+}
+
+aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
+{
+    static const char api[] = "aclrtNotifySetImportPid";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!notify || !pid)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !notify ? "notify" : "pid");
+    aclError err = aclsim__soc_check(api, IPC_NOTIFY_SOCS);
+    if (err)
+        return err;
+    if (num == 0 || num > INT32_MAX)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "num %zu is invalid: 1..%d", num,
+                            INT32_MAX);
+    struct aclsim__notify *n = notify_of(notify, false, api, &err);
+    if (!n)
+        return err;
+    if (!n->ipc_owner || !atomic_load_explicit(&n->is_ipc, memory_order_acquire))
+        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                           "notify %p is not shared by this process: call "
+                           "aclrtNotifyGetExportKey first", notify);
+    else
+        err = aclsim__ipc_allow(&n->ipc, pid, num, api);
+    notify_unref(n);
+    return err;
+}
+
+aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *serverPids,
+                                            size_t num)
+{
+    static const char api[] = "aclrtNotifySetImportPidInterServer";
+    ACLSIM_REQUIRE_INIT(api);
+    if (!notify || !serverPids || num == 0)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "%s",
+                            !notify ? "notify is NULL" : !serverPids ? "serverPids is NULL"
+                                                                     : "num is 0");
+    aclError err = aclsim__soc_check(api, ACLSIM_FAMILIES(A3));
+    return err ? err
+               : aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
+                              "whitelisting processes of other servers (super-node sharing) "
+                              "needs several servers; aclsim simulates one host (use "
+                              "aclrtNotifySetImportPid for processes on this host)");
+}
+
+aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t flags)
+{
+    static const char api[] = "aclrtNotifyImportByKey";
+    ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_SNAPSHOT_GATE(api);
+    if (!notify || !key)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !notify ? "notify" : "key");
+    aclError err = aclsim__soc_check(api, IPC_NOTIFY_SOCS);
+    if (err)
+        return err;
+    if (flags != ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT &&
+        flags != ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS)
+        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                            "flags %#llx is invalid: ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT (0) or "
+                            "ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS (2)",
+                            (unsigned long long)flags);
+    struct aclsim__ipc_ref r;
+    if ((err = aclsim__ipc_open(key, ACLSIM_IPC_NOTIFY, "an IPC notify", &r, api)))
+        return err;
+    aclrtNotify out = NULL;
+    if ((err = create(&out, false, api)))
+        return err;
+    struct aclsim__notify *n = notify_of(out, false, api, &err);
+    if (n) {   /* nobody else has the handle yet */
+        pthread_mutex_lock(&n->lock);
+        n->ipc = r;
+        atomic_store_explicit(&n->is_ipc, true, memory_order_release);
+        pthread_mutex_unlock(&n->lock);
+        notify_unref(n);
+    }
+    *notify = out;
+    return ACL_SUCCESS;
 }
 
 /* ---- counting notifies ---------------------------------------------------------- */

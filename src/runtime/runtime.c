@@ -205,6 +205,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__callbacks_finalize();
     aclsim__notifies_finalize();
     aclsim__waits_finalize();
+    aclsim__ipc_finalize();   /* before ranges: imports are reservations */
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
     aclsim__failures_finalize();
@@ -284,6 +285,7 @@ static void atfork_child(void)
     aclsim__devctl_forget_after_fork();
     aclsim__initcb_forget_after_fork();
     aclsim__snapshot_forget_after_fork();
+    aclsim__ipc_forget_after_fork();
     aclsim__tls_worker = false;   /* fork() from a host function or kernel */
     aclsim__tls_device = NULL;
     aclsim__tls_stream = NULL;

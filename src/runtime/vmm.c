@@ -18,6 +18,7 @@
 #include "ranges.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,6 +34,8 @@ struct phys {
     struct aclsim__device *device;     /* location DEVICE; NULL for host memory */
     uint64_t gen;                      /* heap generation of the charge */
     uint32_t user_refs, maps;
+    uint64_t offset;                   /* where mappings start in fd (IPC imports) */
+    bool imported;                     /* another process's memory (ipc.c): not charged */
 };
 
 #define LOCATIONS (ACLSIM_MAX_DEVICES + 1)   /* [0] host, [d + 1] device d */
@@ -50,6 +53,7 @@ struct reservation {
     size_t size;
     struct mapping *maps;              /* sorted by address, non-overlapping */
     size_t nmaps, cap;
+    bool imported;                     /* aclrtIpcMemImportByKey's: closed by ipc.c only */
 };
 
 static struct phys *physicals;
@@ -184,7 +188,7 @@ static void destroy_phys(struct phys *ph)
     if (ph->handle)
         aclsim__handle_free(ph->handle);
     close(ph->fd);
-    if (ph->device)
+    if (ph->device && !ph->imported)
         aclsim__heap_uncharge(&ph->device->heap, ACLSIM_ALLOC_PHYSICAL, ph->span, ph->gen);
     free(ph);
 }
@@ -377,6 +381,7 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
     if (!ph) {
         err = ACL_ERROR_RT_INVALID_HANDLE;
     } else if (--ph->user_refs == 0) {
+        aclsim__ipc_physical_freed(ph->handle);   /* its shareable handles close */
         aclsim__handle_free(ph->handle);
         ph->handle = NULL;
         if (ph->maps == 0)
@@ -404,6 +409,13 @@ aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle, acl
 }
 
 /* ---- reservations ----------------------------------------------------------------- */
+
+static aclError refuse_imported(const char *api, const void *p)
+{
+    return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
+                        "%p is memory imported from another process (aclrtIpcMemImportByKey): "
+                        "close it with aclrtIpcMemClose", p);
+}
 
 static aclError reserve(const char *api, void **virPtr, size_t size, size_t alignment,
                         void *expectPtr, uint64_t flags, bool no_uc)
@@ -497,6 +509,8 @@ aclError aclrtReleaseMemAddress(void *virPtr)
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                            "virPtr %p is not the start of a reserved range (aclrtReserveMemAddress)%s",
                            virPtr, r ? ": it is inside one" : "");
+    } else if (r->imported) {
+        err = refuse_imported(api, virPtr);
     } else if (r->nmaps) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                            "the range at %p still has %zu mapping(s) (the first at %p): unmap them "
@@ -531,7 +545,8 @@ static aclError add_mapping(const char *api, struct reservation *r, uintptr_t at
     }
     struct mapping m = {.addr = at, .size = size, .phys = ph};
     memcpy(m.access, access, sizeof m.access);
-    if (mmap((void *)at, size, effective_prot(&m), MAP_SHARED | MAP_FIXED, ph->fd, 0) == MAP_FAILED)
+    if (mmap((void *)at, size, effective_prot(&m), MAP_SHARED | MAP_FIXED, ph->fd,
+             (off_t)ph->offset) == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "cannot map %zu bytes at %p: %s",
                             size, (void *)at, strerror(errno));
     size_t pos = 0;
@@ -633,7 +648,9 @@ aclError aclrtUnmapMem(void *virPtr)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
     struct mapping *m = mapping_start(api, "virPtr", virPtr, &err);
-    if (m)
+    if (m && reservation_of(virPtr)->imported)
+        err = refuse_imported(api, virPtr);
+    else if (m)
         remove_mapping(reservation_of(virPtr), m);
     pthread_rwlock_unlock(&aclsim__ranges_lock);
     return err;
@@ -804,4 +821,121 @@ void aclsim__vmm_finalize(void)
     }
     while (physicals)
         destroy_phys(physicals);
+}
+
+/* ---- sharing between processes (ipc.c) ------------------------------------------------ */
+
+aclError aclsim__vmm_phys_share(const char *api, void *handle, int *fd, size_t *size,
+                                int32_t *device)
+{
+    pthread_rwlock_rdlock(&aclsim__ranges_lock);
+    struct phys *ph = phys_of(api, handle);
+    if (ph) {
+        *fd = ph->fd;
+        *size = ph->size;
+        *device = ph->device ? ph->device->id : -1;
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    return ph ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_HANDLE;
+}
+
+/* A physical allocation of dev's memory backed by fd from offset. */
+static struct phys *adopt(int fd, uint64_t offset, size_t size, size_t page,
+                          struct aclsim__device *dev)
+{
+    struct phys *ph = aclsim__calloc(1, sizeof *ph);
+    if (!ph)
+        return NULL;
+    *ph = (struct phys){.fd = fd, .size = size, .span = size, .page = page, .device = dev,
+                        .offset = offset, .imported = true};
+    ph->prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    ph->prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    ph->prop.memAttr = ACL_HBM_MEM_HUGE;
+    ph->prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    ph->prop.location.id = (uint32_t)dev->id;
+    return ph;
+}
+
+aclError aclsim__vmm_phys_adopt(const char *api, int fd, size_t size, struct aclsim__device *dev,
+                                void **handle)
+{
+    struct phys *ph = adopt(fd, 0, size, ACLSIM_2M, dev);
+    if (!ph)
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    ph->user_refs = 1;
+    ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph);
+    if (!ph->handle) {
+        free(ph);
+        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+    }
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    ph->next = physicals;
+    physicals = ph;
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    *handle = ph->handle;
+    return ACL_SUCCESS;
+}
+
+aclError aclsim__vmm_import(const char *api, int fd, uint64_t offset, size_t size,
+                           struct aclsim__device *dev, void **base)
+{
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    struct phys *ph = own >= 0 ? adopt(own, offset, size, 4096, dev) : NULL;
+    struct reservation *r = aclsim__calloc(1, sizeof *r);
+    struct mapping *m = aclsim__calloc(1, sizeof *m);
+    void *p = ph && r && m ? aclsim__map_aligned(size, 4096, NULL) : MAP_FAILED;
+    if (p != MAP_FAILED &&
+        mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, own, (off_t)offset) == MAP_FAILED) {
+        munmap(p, size);
+        p = MAP_FAILED;
+    }
+    bool ok = p != MAP_FAILED;
+    if (ok) {
+        *m = (struct mapping){.addr = (uintptr_t)p, .size = size, .phys = ph};
+        memset(m->access, ACL_RT_MEM_ACCESS_FLAGS_READWRITE, sizeof m->access);
+        *r = (struct reservation){.base = (uintptr_t)p, .size = size, .maps = m, .nmaps = 1,
+                                  .cap = 1, .imported = true};
+        ph->maps = 1;
+        pthread_rwlock_wrlock(&aclsim__ranges_lock);
+        ok = aclsim__ranges_add(r->base, size, ACLSIM_RANGE_RESERVED, r);
+        if (ok) {
+            r->next = reservations;
+            reservations = r;
+            ph->next = physicals;
+            physicals = ph;
+        }
+        pthread_rwlock_unlock(&aclsim__ranges_lock);
+        if (!ok)
+            munmap(p, size);
+    }
+    if (!ok) {
+        int e = errno;
+        if (own >= 0)
+            close(own);
+        free(ph);
+        free(r);
+        free(m);
+        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
+                            "cannot map %zu bytes of another process's memory: %s", size,
+                            strerror(e));
+    }
+    *base = p;
+    return ACL_SUCCESS;
+}
+
+void aclsim__vmm_unimport(void *base)
+{
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct reservation *r = reservation_of(base);
+    if (r && r->imported && r->base == (uintptr_t)base) {
+        aclsim__ranges_remove(r->base);
+        unlink_reservation(r);
+        munmap(base, r->size);
+        struct phys *ph = r->maps[0].phys;
+        if (--ph->maps == 0 && ph->user_refs == 0)
+            destroy_phys(ph);
+        free(r->maps);
+        free(r);
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
 }
