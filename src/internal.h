@@ -278,7 +278,8 @@ aclError aclsim__soc_check(const char *api, unsigned families);
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
                            ACLSIM_H_NOTIFY /* notifies and counting notifies */,
-                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */ };
+                           ACLSIM_H_PHYSICAL /* vmm.c; kinds fit in 4 bits (handle.c) */,
+                           ACLSIM_H_TDT_CHANNEL /* tdt-channel.c */ };
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
 void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
 /* True for the one call that freed it: of threads racing to destroy an
@@ -1147,6 +1148,21 @@ void aclsim__snapshot_finalize(void);
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */
 const aclsimKernel *aclsim__kernel_by_function(const void *fn);
+
+/* ---- tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c: data transmission ----
+ * Shared queues, tensor channels and shared buffers (docs/tdt.md). Queues and
+ * channels belong to a device: its reset destroys them and wakes every thread
+ * blocked on them; aclFinalize destroys everything. tdt's one lock is a leaf
+ * (taken under rt.lock by these hooks, never the other way round). */
+void aclsim__tdt_device_closed(int32_t device);   /* close_device, rt.lock held */
+void aclsim__tdt_finalize(void);                  /* aclFinalize, rt.lock held */
+/* THE FORK RULE: prepare takes tdt's locks (after rt.lock and the registry
+ * lock), parent releases them, the child discards every queue, channel and
+ * buffer (nobody in the child waits on them) and makes the locks new. */
+void aclsim__tdt_fork_prepare(void);
+void aclsim__tdt_fork_parent(void);
+void aclsim__tdt_forget_after_fork(void);
+void aclsim__mbufs_finalize(void);                /* aclFinalize: frees shared buffers left */
 
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */

@@ -72,6 +72,7 @@ static void close_device(struct aclsim__device *dev, bool force)
 {
     dev->closing = true;
     aclsim__waits_abort_device(dev);   /* waits that would never end fail instead */
+    aclsim__tdt_device_closed(dev->id);   /* its queues and channels go (docs/tdt.md) */
     struct aclsim__context *contexts = dev->contexts;
     dev->contexts = NULL;
     dev->default_ctx = NULL;

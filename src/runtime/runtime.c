@@ -198,6 +198,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__events_finalize();
     aclsim__callbacks_finalize();
     aclsim__notifies_finalize();
+    aclsim__tdt_finalize();   /* wakes threads blocked on queues and channels */
     aclsim__waits_finalize();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
@@ -253,10 +254,12 @@ static void atfork_prepare(void)
 {
     pthread_mutex_lock(&aclsim__rt.lock);
     pthread_mutex_lock(&aclsim__registry_lock);
+    aclsim__tdt_fork_prepare();
 }
 
 static void atfork_parent(void)
 {
+    aclsim__tdt_fork_parent();
     pthread_mutex_unlock(&aclsim__registry_lock);
     pthread_mutex_unlock(&aclsim__rt.lock);
 }
@@ -278,6 +281,7 @@ static void atfork_child(void)
     aclsim__devctl_forget_after_fork();
     aclsim__initcb_forget_after_fork();
     aclsim__snapshot_forget_after_fork();
+    aclsim__tdt_forget_after_fork();
     aclsim__tls_worker = false;   /* fork() from a host function or kernel */
     aclsim__tls_device = NULL;
     aclsim__tls_stream = NULL;
