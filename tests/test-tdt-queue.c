@@ -18,8 +18,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "acl/acl.h"
+#include "acl/acl_tdt.h"
 #include "acl/acl_tdt_queue.h"
 #include "common.h"
 #include "watchdog.h"
@@ -496,6 +501,90 @@ static void test_producers_consumers(void **state)
     ASSERT_OK(acltdtDestroyQueue(m.qid));
 }
 
+/* ThreadSanitizer: a child of a multithreaded process may not start threads
+ * (see test-fork.c); there the child stops after aclFinalize. */
+#if defined(__SANITIZE_THREAD__)
+#define CHILD_MAY_START_THREADS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHILD_MAY_START_THREADS 0
+#endif
+#endif
+#ifndef CHILD_MAY_START_THREADS
+#define CHILD_MAY_START_THREADS 1
+#endif
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void) { return "die_after_fork=0"; }
+
+/* The child: the inherited queues, channels and buffers are refused, then
+ * discarded by aclFinalize (nobody waits on them here, not even the blocked
+ * thread the parent has); a new session has none of them. */
+static int fork_child(uint32_t qid)
+{
+    uint32_t v;
+    size_t n;
+    if (acltdtDequeueData(qid, &v, 4, &n, NULL, 0, 0) != ACL_ERROR_UNINITIALIZE)
+        return 2;
+    if (aclFinalize() != ACL_SUCCESS)
+        return 3;
+    if (!CHILD_MAY_START_THREADS)
+        return 0;
+    if (aclInit(NULL) || aclrtSetDevice(0))
+        return 4;
+    if (acltdtDequeueData(qid, &v, 4, &n, NULL, 0, 0) != ACL_ERROR_RT_PARAM_INVALID)
+        return 5;
+    uint32_t q2;
+    if (acltdtCreateQueue(NULL, &q2) || acltdtEnqueueData(q2, &qid, 4, NULL, 0, 0, 0) ||
+        acltdtDequeueData(q2, &v, 4, &n, NULL, 0, 0) || v != qid)
+        return 6;
+    return aclFinalize() ? 7 : 0;
+}
+
+static void test_fork(void **state)
+{
+    (void)state;
+    uint32_t qid = make_queue("fork", 4);
+    put_u32(qid, 9);
+    uint32_t waitq = make_queue("fork-wait", 4);
+    acltdtChannelHandle *ch = acltdtCreateChannelWithCapacity(0, "fork", 2);
+    aclrtMbuf buf;
+    ASSERT_OK(aclrtAllocBuf(&buf, 16));
+    struct call_args a = {.qid = waitq, .timeout = -1};
+    struct call c;
+    call_start(&c, dequeue_on_device0, &a);
+    assert_false(call_wait(&c, 50));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(30);
+        _exit(fork_child(qid));
+    }
+    int status = -1;
+    bool done = false;
+    for (int waited = 0; waited < 30000 && !done; waited += 5) {
+        done = waitpid(pid, &status, WNOHANG) == pid;
+        if (!done)
+            sleep_ms(5);
+    }
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("the child hung");
+    }
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* The parent is unaffected. */
+    assert_int_equal(get_u32(qid), 9);
+    put_u32(waitq, 5);
+    assert_true(call_wait(&c, WAIT_MS));
+    ASSERT_OK(a.result);
+    assert_int_equal(a.value, 5);
+    ASSERT_OK(acltdtDestroyChannel(ch));
+    ASSERT_OK(aclrtFreeBuf(buf));
+}
+
 static void test_uninitialized(void **state)
 {
     (void)state;
@@ -521,6 +610,7 @@ int main(void)
         T(test_routes),
         T(test_bad_inputs_and_products),
         T(test_producers_consumers),
+        T(test_fork),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
