@@ -24,13 +24,17 @@
  *   binary  (binary.c)    kernel binaries (shared objects)
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
+ *   tdt (tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)  shared queues,
+ *                         routes, tensor channels, datasets, shared buffers
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
  * stopping a context's streams, aclsim__device_drain's visitors);
  * context.lock -> handle table lock; stream.lock -> event.lock; event
  * live_lock -> handle table lock; ranges_lock (ranges.h) -> handle table
- * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize).
+ * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize);
+ * rt.lock -> aclsim__tdt_lock -> mbuf.c's lock (leaves: device reset,
+ * aclFinalize, fork).
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code

@@ -176,29 +176,35 @@ static aclError enter(const acltdtChannelHandle *handle, const char *api, struct
     return err;
 }
 
-static aclError check_tdt_timeout(const struct channel *ch, int32_t timeout, const char *api)
+/* enter() for a send or receive: the dataset and the timeout checked too. */
+static aclError enter_transfer(const acltdtChannelHandle *handle, const acltdtDataset *dataset,
+                               int32_t timeout, const char *api, struct channel **ch)
 {
-    if (ch->tdt && timeout != -1)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "timeout %d is invalid: a channel made by acltdtCreateChannel only "
-                            "waits forever (-1)", (int)timeout);
-    return aclsim__tdt_check_timeout(timeout, api);
+    if (!dataset && aclsim__initialized() && handle)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "dataset is NULL");
+    aclError err = enter(handle, api, ch);
+    if (err)
+        return err;
+    if ((*ch)->tdt && timeout != -1)
+        err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                           "timeout %d is invalid: a channel made by acltdtCreateChannel only "
+                           "waits forever (-1)", (int)timeout);
+    else
+        err = aclsim__tdt_check_timeout(timeout, api);
+    if (err)
+        pthread_mutex_unlock(&aclsim__tdt_lock);
+    return err;
 }
 
 aclError acltdtSendTensor(const acltdtChannelHandle *handle, const acltdtDataset *dataset,
                           int32_t timeout)
 {
     static const char api[] = "acltdtSendTensor";
-    if (!dataset && aclsim__initialized() && handle)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "dataset is NULL");
     struct channel *ch;
-    aclError err = enter(handle, api, &ch);
+    aclError err = enter_transfer(handle, dataset, timeout, api, &ch);
     if (err)
         return err;
-    err = check_tdt_timeout(ch, timeout, api);
-    pthread_mutex_unlock(&aclsim__tdt_lock);
-    if (err)
-        return err;
+    pthread_mutex_unlock(&aclsim__tdt_lock);   /* packing needs no lock */
     struct aclsim__tdt_msg *m;
     if ((err = aclsim__tdt_pack(dataset, &m, api)))
         return err;
@@ -217,14 +223,11 @@ aclError acltdtReceiveTensor(const acltdtChannelHandle *handle, acltdtDataset *d
                              int32_t timeout)
 {
     static const char api[] = "acltdtReceiveTensor";
-    if (!dataset && aclsim__initialized() && handle)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "dataset is NULL");
     struct channel *ch;
-    aclError err = enter(handle, api, &ch);
+    aclError err = enter_transfer(handle, dataset, timeout, api, &ch);
     if (err)
         return err;
-    err = check_tdt_timeout(ch, timeout, api);
-    if (!err && ch->tdt && !ch->receive)
+    if (ch->tdt && !ch->receive)
         err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                            "channel \"%s\" is not a receive channel: acltdtCreateChannel makes "
                            "one from a name starting with \"" RECEIVE_PREFIX "\"", ch->q->name);

@@ -49,11 +49,7 @@ struct aclsim__tdtq *aclsim__tdtq_new(int32_t device, const char *name, uint32_t
     struct aclsim__tdtq *q = aclsim__calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->changed, &a);
-    pthread_condattr_destroy(&a);
+    pthread_cond_init(&q->changed, NULL);
     q->device = device;
     q->depth = depth;
     snprintf(q->name, sizeof q->name, "%s", name ? name : "");
@@ -101,15 +97,8 @@ static void describe(const struct aclsim__tdtq *q, char *buf, size_t len)
 static aclError await(struct aclsim__tdtq *q, bool put, int32_t timeout, const char *api)
 {
     struct timespec deadline;
-    if (timeout > 0) {
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += timeout / 1000;
-        deadline.tv_nsec += (long)(timeout % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    if (timeout > 0)
+        aclsim__deadline_after(&deadline, timeout);
     bool expired = false;
     aclError err = ACL_SUCCESS;
     char what[200];
@@ -148,12 +137,9 @@ static aclError await(struct aclsim__tdtq *q, bool put, int32_t timeout, const c
 
 static void pump(void);
 
-aclError aclsim__tdtq_put_locked(struct aclsim__tdtq *q, struct aclsim__tdt_msg *m,
-                                 int32_t timeout, const char *api)
+/* Appends m to q / takes q's head (there is one); wakes q's waiters. */
+static void append(struct aclsim__tdtq *q, struct aclsim__tdt_msg *m)
 {
-    aclError err = await(q, true, timeout, api);
-    if (err)
-        return err;
     m->next = NULL;
     if (q->tail)
         q->tail->next = m;
@@ -162,6 +148,27 @@ aclError aclsim__tdtq_put_locked(struct aclsim__tdtq *q, struct aclsim__tdt_msg 
     q->tail = m;
     q->count++;
     pthread_cond_broadcast(&q->changed);
+}
+
+static struct aclsim__tdt_msg *pop(struct aclsim__tdtq *q)
+{
+    struct aclsim__tdt_msg *m = q->head;
+    q->head = m->next;
+    if (!q->head)
+        q->tail = NULL;
+    q->count--;
+    m->next = NULL;
+    pthread_cond_broadcast(&q->changed);
+    return m;
+}
+
+aclError aclsim__tdtq_put_locked(struct aclsim__tdtq *q, struct aclsim__tdt_msg *m,
+                                 int32_t timeout, const char *api)
+{
+    aclError err = await(q, true, timeout, api);
+    if (err)
+        return err;
+    append(q, m);
     if (q->qid && nroutes)
         pump();
     return ACL_SUCCESS;
@@ -183,13 +190,7 @@ aclError aclsim__tdtq_take_locked(struct aclsim__tdtq *q, int32_t timeout, size_
                             "the next message of %s has %zu bytes, more than dataSize %zu: it "
                             "stays in the queue", what, m->size, limit);
     }
-    q->head = m->next;
-    if (!q->head)
-        q->tail = NULL;
-    q->count--;
-    m->next = NULL;
-    *out = m;
-    pthread_cond_broadcast(&q->changed);
+    *out = pop(q);
     if (nroutes)
         pump();
     return ACL_SUCCESS;
@@ -328,13 +329,16 @@ aclError acltdtDestroyQueue(uint32_t qid)
     return ACL_SUCCESS;
 }
 
-aclError acltdtEnqueueData(uint32_t qid, const void *data, size_t dataSize, const void *userData,
-                           size_t userDataSize, int32_t timeout, uint32_t rsv)
+/* The argument checks of acltdtEnqueueData / acltdtDequeueData, in CANN's
+ * order (ret: retDataSize, or anything non-NULL for an enqueue). */
+static aclError check_data_args(const char *api, const void *data, const size_t *ret,
+                                size_t dataSize, const void *userData, size_t userDataSize,
+                                int32_t timeout)
 {
-    static const char api[] = "acltdtEnqueueData";
-    (void)rsv;   /* reserved, as CANN */
     if (!data)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "data is NULL");
+    if (!ret)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "retDataSize is NULL");
     if (dataSize == 0)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "dataSize is 0: it must be positive");
     if (userDataSize > ACLSIM_TDT_USER_DATA)
@@ -344,7 +348,15 @@ aclError acltdtEnqueueData(uint32_t qid, const void *data, size_t dataSize, cons
     if (!userData && userDataSize)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "userData is NULL but userDataSize is %zu", userDataSize);
-    aclError err = aclsim__tdt_check_timeout(timeout, api);
+    return aclsim__tdt_check_timeout(timeout, api);
+}
+
+aclError acltdtEnqueueData(uint32_t qid, const void *data, size_t dataSize, const void *userData,
+                           size_t userDataSize, int32_t timeout, uint32_t rsv)
+{
+    static const char api[] = "acltdtEnqueueData";
+    (void)rsv;   /* reserved, as CANN */
+    aclError err = check_data_args(api, data, &dataSize, dataSize, userData, userDataSize, timeout);
     if (err)
         return err;
     struct aclsim__tdt_msg *m = aclsim__tdt_msg_new(dataSize);
@@ -371,20 +383,8 @@ aclError acltdtDequeueData(uint32_t qid, void *data, size_t dataSize, size_t *re
                            void *userData, size_t userDataSize, int32_t timeout)
 {
     static const char api[] = "acltdtDequeueData";
-    if (!data)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "data is NULL");
-    if (!retDataSize)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "retDataSize is NULL");
-    if (dataSize == 0)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "dataSize is 0: it must be positive");
-    if (userDataSize > ACLSIM_TDT_USER_DATA)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "userDataSize %zu is more than %u bytes", userDataSize,
-                            ACLSIM_TDT_USER_DATA);
-    if (!userData && userDataSize)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "userData is NULL but userDataSize is %zu", userDataSize);
-    aclError err = aclsim__tdt_check_timeout(timeout, api);
+    aclError err = check_data_args(api, data, retDataSize, dataSize, userData, userDataSize,
+                                   timeout);
     if (err)
         return err;
     struct aclsim__tdtq *q;
@@ -466,23 +466,48 @@ static aclError check_len(const char *api, size_t len, size_t want, const char *
     return ACL_SUCCESS;
 }
 
+/* The plain host objects (attributes, routes, lists, queries): a zeroed one
+ * (NULL with 200000 when out of memory), and its destruction (100000 for NULL). */
+static void *new_object(size_t size, const char *api)
+{
+    void *p = aclsim__calloc(1, size);
+    if (!p)
+        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    return p;
+}
+
+static aclError free_object(const void *p, const char *api, const char *name)
+{
+    if (!p)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
+    free((void *)p);
+    return ACL_SUCCESS;
+}
+
+/* A setter's copy of a value of size bytes (len checked); *set (if any) then true. */
+static aclError copy_in(const char *api, const void *value, size_t len, void *dst, size_t size,
+                        bool *set, const char *what)
+{
+    aclError err = check_len(api, len, size, what);
+    if (err)
+        return err;
+    memcpy(dst, value, size);
+    if (set)
+        *set = true;
+    return ACL_SUCCESS;
+}
+
 acltdtQueueAttr *acltdtCreateQueueAttr(void)
 {
-    acltdtQueueAttr *a = aclsim__calloc(1, sizeof *a);
-    if (!a) {
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, "acltdtCreateQueueAttr", "out of memory");
-        return NULL;
-    }
-    a->depth = DEFAULT_DEPTH;
+    acltdtQueueAttr *a = new_object(sizeof *a, "acltdtCreateQueueAttr");
+    if (a)
+        a->depth = DEFAULT_DEPTH;
     return a;
 }
 
 aclError acltdtDestroyQueueAttr(const acltdtQueueAttr *attr)
 {
-    if (!attr)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtDestroyQueueAttr", "attr is NULL");
-    free((void *)attr);
-    return ACL_SUCCESS;
+    return free_object(attr, "acltdtDestroyQueueAttr", "attr");
 }
 
 aclError acltdtSetQueueAttr(acltdtQueueAttr *attr, acltdtQueueAttrType type, size_t len,
@@ -511,10 +536,8 @@ aclError acltdtSetQueueAttr(acltdtQueueAttr *attr, acltdtQueueAttrType type, siz
         return ACL_SUCCESS;
     }
     case ACL_TDT_QUEUE_DEPTH_UINT32:
-        if ((err = check_len(api, len, sizeof(uint32_t), "ACL_TDT_QUEUE_DEPTH_UINT32")))
-            return err;
-        memcpy(&attr->depth, param, sizeof(uint32_t));
-        return ACL_SUCCESS;
+        return copy_in(api, param, len, &attr->depth, sizeof attr->depth, NULL,
+                       "ACL_TDT_QUEUE_DEPTH_UINT32");
     default:
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "type %d is invalid: ACL_TDT_QUEUE_NAME_PTR or "
@@ -576,22 +599,17 @@ struct acltdtQueueRouteQueryInfo {
 
 acltdtQueueRoute *acltdtCreateQueueRoute(uint32_t srcId, uint32_t dstId)
 {
-    acltdtQueueRoute *r = aclsim__calloc(1, sizeof *r);
-    if (!r) {
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, "acltdtCreateQueueRoute", "out of memory");
-        return NULL;
+    acltdtQueueRoute *r = new_object(sizeof *r, "acltdtCreateQueueRoute");
+    if (r) {
+        r->srcId = srcId;
+        r->dstId = dstId;
     }
-    r->srcId = srcId;
-    r->dstId = dstId;
     return r;
 }
 
 aclError acltdtDestroyQueueRoute(const acltdtQueueRoute *route)
 {
-    if (!route)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtDestroyQueueRoute", "route is NULL");
-    free((void *)route);
-    return ACL_SUCCESS;
+    return free_object(route, "acltdtDestroyQueueRoute", "route");
 }
 
 aclError acltdtGetQueueRouteParam(const acltdtQueueRoute *route, acltdtQueueRouteParamType type,
@@ -620,20 +638,14 @@ aclError acltdtGetQueueRouteParam(const acltdtQueueRoute *route, acltdtQueueRout
 
 acltdtQueueRouteList *acltdtCreateQueueRouteList(void)
 {
-    acltdtQueueRouteList *l = aclsim__calloc(1, sizeof *l);
-    if (!l)
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, "acltdtCreateQueueRouteList", "out of memory");
-    return l;
+    return new_object(sizeof(acltdtQueueRouteList), "acltdtCreateQueueRouteList");
 }
 
 aclError acltdtDestroyQueueRouteList(const acltdtQueueRouteList *routeList)
 {
-    if (!routeList)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtDestroyQueueRouteList",
-                            "routeList is NULL");
-    free(routeList->items);
-    free((void *)routeList);
-    return ACL_SUCCESS;
+    if (routeList)
+        free(routeList->items);
+    return free_object(routeList, "acltdtDestroyQueueRouteList", "routeList");
 }
 
 static bool list_push(acltdtQueueRouteList *l, acltdtQueueRoute r)
@@ -689,19 +701,12 @@ size_t acltdtGetQueueRouteNum(const acltdtQueueRouteList *routeList)
 
 acltdtQueueRouteQueryInfo *acltdtCreateQueueRouteQueryInfo(void)
 {
-    acltdtQueueRouteQueryInfo *i = aclsim__calloc(1, sizeof *i);
-    if (!i)
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, "acltdtCreateQueueRouteQueryInfo", "out of memory");
-    return i;
+    return new_object(sizeof(acltdtQueueRouteQueryInfo), "acltdtCreateQueueRouteQueryInfo");
 }
 
 aclError acltdtDestroyQueueRouteQueryInfo(const acltdtQueueRouteQueryInfo *info)
 {
-    if (!info)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtDestroyQueueRouteQueryInfo",
-                            "info is NULL");
-    free((void *)info);
-    return ACL_SUCCESS;
+    return free_object(info, "acltdtDestroyQueueRouteQueryInfo", "info");
 }
 
 aclError acltdtSetQueueRouteQueryInfo(acltdtQueueRouteQueryInfo *param,
@@ -713,26 +718,16 @@ aclError acltdtSetQueueRouteQueryInfo(acltdtQueueRouteQueryInfo *param,
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "param is NULL");
     if (!value)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "value is NULL");
-    aclError err;
     switch (type) {
     case ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM:
-        if ((err = check_len(api, len, sizeof(int32_t), "ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM")))
-            return err;
-        memcpy(&param->mode, value, sizeof(int32_t));
-        param->has_mode = true;
-        return ACL_SUCCESS;
+        return copy_in(api, value, len, &param->mode, sizeof param->mode, &param->has_mode,
+                       "ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM");
     case ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32:
-        if ((err = check_len(api, len, sizeof(uint32_t), "ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32")))
-            return err;
-        memcpy(&param->srcId, value, sizeof(uint32_t));
-        param->has_src = true;
-        return ACL_SUCCESS;
+        return copy_in(api, value, len, &param->srcId, sizeof param->srcId, &param->has_src,
+                       "ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32");
     case ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32:
-        if ((err = check_len(api, len, sizeof(uint32_t), "ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32")))
-            return err;
-        memcpy(&param->dstId, value, sizeof(uint32_t));
-        param->has_dst = true;
-        return ACL_SUCCESS;
+        return copy_in(api, value, len, &param->dstId, sizeof param->dstId, &param->has_dst,
+                       "ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32");
     default:
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "type %d is invalid: ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM, "
@@ -799,25 +794,11 @@ static void pump(void)
                 }
                 if (!ok)
                     break;   /* out of memory: it stays in the source */
-                q->head = m->next;
-                if (!q->head)
-                    q->tail = NULL;
-                q->count--;
-                copies[ndst - 1] = m;
-                pthread_cond_broadcast(&q->changed);
+                copies[ndst - 1] = pop(q);
                 for (size_t i = 0; i < nroutes; i++) {
                     if (routes[i].device != q->device || routes[i].src != q->qid)
                         continue;
-                    struct aclsim__tdtq *d = find(q->device, routes[i].dst);
-                    struct aclsim__tdt_msg *c = copies[done++];
-                    c->next = NULL;
-                    if (d->tail)
-                        d->tail->next = c;
-                    else
-                        d->head = c;
-                    d->tail = c;
-                    d->count++;
-                    pthread_cond_broadcast(&d->changed);
+                    append(find(q->device, routes[i].dst), copies[done++]);
                 }
                 moved = true;
             }
@@ -825,38 +806,34 @@ static void pump(void)
     }
 }
 
-static aclError route_list_entry(const char *api, acltdtQueueRouteList *l, struct aclsim__tdtq **unused,
-                                 int32_t *device)
+/* Binds (bind) or unbinds each route of l on the current device; each
+ * route's status says what it is now. 500001 if any could not be. */
+static aclError apply_routes(acltdtQueueRouteList *l, bool bind, const char *api)
 {
-    (void)unused;
     ACLSIM_REQUIRE_INIT(api);
     if (!l)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "qRouteList is NULL");
+    int32_t device = -1;
     aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     if (!err)
-        err = current_device(api, device);
-    return err;
-}
-
-aclError acltdtBindQueueRoutes(acltdtQueueRouteList *qRouteList)
-{
-    static const char api[] = "acltdtBindQueueRoutes";
-    int32_t device = -1;
-    aclError err = route_list_entry(api, qRouteList, NULL, &device);
+        err = current_device(api, &device);
     if (err)
         return err;
     char first[200] = "";
     size_t failed = 0;
     pthread_mutex_lock(&aclsim__tdt_lock);
-    for (size_t i = 0; i < qRouteList->n; i++) {
-        acltdtQueueRoute *r = &qRouteList->items[i];
+    for (size_t i = 0; i < l->n; i++) {
+        acltdtQueueRoute *r = &l->items[i];
+        long k = route_index(device, r->srcId, r->dstId);
         const char *why = NULL;
-        if (!find(device, r->srcId) || !find(device, r->dstId))
-            why = "no such queue on the current device";
-        else if (route_index(device, r->srcId, r->dstId) >= 0)
-            why = "already bound";
+        if (!bind)
+            why = k < 0 ? "is not bound" : NULL;
+        else if (!find(device, r->srcId) || !find(device, r->dstId))
+            why = "names no queue of the current device";
+        else if (k >= 0)
+            why = "is already bound";
         else if (reaches(device, r->dstId, r->srcId, 0))
-            why = "it would close a cycle";
+            why = "would close a cycle";
         else if (nroutes == cap_routes) {
             size_t cap = cap_routes ? cap_routes * 2 : 16;
             struct route *n = aclsim__realloc(routes, cap * sizeof *n);
@@ -864,55 +841,41 @@ aclError acltdtBindQueueRoutes(acltdtQueueRouteList *qRouteList)
                 routes = n;
                 cap_routes = cap;
             } else {
-                why = "out of memory";
+                why = "could not be bound: out of memory";
             }
         }
         if (why) {
-            r->status = ACL_TDT_QUEUE_ROUTE_UNBIND;
+            if (bind)
+                r->status = ACL_TDT_QUEUE_ROUTE_UNBIND;
             if (!failed++)
-                snprintf(first, sizeof first, "route %zu (%u -> %u): %s", i, r->srcId, r->dstId, why);
-            continue;
+                snprintf(first, sizeof first, "route %zu (%u -> %u) %s", i, r->srcId, r->dstId,
+                         why);
+        } else if (bind) {
+            routes[nroutes++] = (struct route){r->srcId, r->dstId, device};
+            r->status = ACL_TDT_QUEUE_ROUTE_BIND;
+        } else {
+            routes[k] = routes[--nroutes];
+            r->status = ACL_TDT_QUEUE_ROUTE_UNBIND;
         }
-        routes[nroutes++] = (struct route){r->srcId, r->dstId, device};
-        r->status = ACL_TDT_QUEUE_ROUTE_BIND;
     }
-    pump();
+    if (bind)
+        pump();
     pthread_mutex_unlock(&aclsim__tdt_lock);
     if (failed)
         return aclsim__fail(ACL_ERROR_FAILURE, api,
-                            "%zu of %zu routes were not bound (their status says which); the "
-                            "first: %s", failed, qRouteList->n, first);
+                            "%zu of %zu routes were not %s (their status says which); the "
+                            "first: %s", failed, l->n, bind ? "bound" : "unbound", first);
     return ACL_SUCCESS;
+}
+
+aclError acltdtBindQueueRoutes(acltdtQueueRouteList *qRouteList)
+{
+    return apply_routes(qRouteList, true, "acltdtBindQueueRoutes");
 }
 
 aclError acltdtUnbindQueueRoutes(acltdtQueueRouteList *qRouteList)
 {
-    static const char api[] = "acltdtUnbindQueueRoutes";
-    int32_t device = -1;
-    aclError err = route_list_entry(api, qRouteList, NULL, &device);
-    if (err)
-        return err;
-    char first[200] = "";
-    size_t failed = 0;
-    pthread_mutex_lock(&aclsim__tdt_lock);
-    for (size_t i = 0; i < qRouteList->n; i++) {
-        acltdtQueueRoute *r = &qRouteList->items[i];
-        long k = route_index(device, r->srcId, r->dstId);
-        if (k < 0) {
-            if (!failed++)
-                snprintf(first, sizeof first, "route %zu (%u -> %u) is not bound", i, r->srcId,
-                         r->dstId);
-            continue;
-        }
-        routes[k] = routes[--nroutes];
-        r->status = ACL_TDT_QUEUE_ROUTE_UNBIND;
-    }
-    pthread_mutex_unlock(&aclsim__tdt_lock);
-    if (failed)
-        return aclsim__fail(ACL_ERROR_FAILURE, api,
-                            "%zu of %zu routes were not unbound; the first: %s", failed,
-                            qRouteList->n, first);
-    return ACL_SUCCESS;
+    return apply_routes(qRouteList, false, "acltdtUnbindQueueRoutes");
 }
 
 aclError acltdtQueryQueueRoutes(const acltdtQueueRouteQueryInfo *queryInfo,

@@ -43,7 +43,7 @@ struct aclsim__tdtq {
     char name[ACLSIM_TDT_NAME_MAX];
     uint32_t depth, count;
     struct aclsim__tdt_msg *head, *tail;
-    pthread_cond_t changed;        /* broadcast on every change (CLOCK_MONOTONIC) */
+    pthread_cond_t changed;        /* broadcast on every change */
     uint32_t waiters;              /* threads inside a wait on it */
     bool stopped;                  /* channels: acltdtStopChannel */
     aclError dead;                 /* THE KILL RULE: 0 while alive */
