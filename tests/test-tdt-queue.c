@@ -162,6 +162,13 @@ static void test_attributes(void **state)
     put_u32(qid, 2);
     uint32_t v = 3;
     EXPECT_ERR(ACL_ERROR_RT_QUEUE_FULL, "\"images\"", acltdtEnqueueData(qid, &v, 4, NULL, 0, 0, 0));
+    /* Names are unique on a device (as CANN); another device may reuse one. */
+    uint32_t other;
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "is taken on device 0", acltdtCreateQueue(attr, &other));
+    ASSERT_OK(aclrtSetDevice(1));
+    ASSERT_OK(acltdtCreateQueue(attr, &other));
+    ASSERT_OK(acltdtDestroyQueue(other));
+    ASSERT_OK(aclrtSetDevice(0));
     ASSERT_OK(acltdtDestroyQueue(qid));
     EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "qid is NULL", acltdtCreateQueue(attr, NULL));
     ASSERT_OK(acltdtDestroyQueueAttr(attr));

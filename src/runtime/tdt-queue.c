@@ -278,6 +278,16 @@ aclError acltdtCreateQueue(const acltdtQueueAttr *attr, uint32_t *qid)
     if (!q)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
     pthread_mutex_lock(&aclsim__tdt_lock);
+    for (struct aclsim__tdtq *o = queues; o && q->name[0]; o = o->next)
+        if (o->device == device && strcmp(o->name, q->name) == 0) {
+            uint32_t other = o->qid;
+            pthread_mutex_unlock(&aclsim__tdt_lock);
+            aclsim__tdtq_free(q);
+            /* As CANN: queue names are unique on a device. */
+            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
+                                "queue name \"%s\" is taken on device %d (queue %u)",
+                                attr->name, (int)device, other);
+        }
     do
         q->qid = next_qid++;
     while (q->qid == 0 || find(device, q->qid));
