@@ -293,11 +293,11 @@ void aclsim__mbufs_forget_after_fork(void)
             return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", #p);        \
     } while (0)
 
-/* aclrt*: CANN's chapter 20 (reserved); every product. acltdt*: the Atlas
- * 200I/500 A2 only, as CANN's product tables say. */
+/* After the runtime and argument checks: aclrt*: CANN's chapter 20
+ * (reserved), every product; acltdt*: the Atlas 200I/500 A2 only, as CANN's
+ * product tables say. */
 static aclError gate(const char *api, bool tdt)
 {
-    ACLSIM_REQUIRE_INIT(api);
     return tdt ? aclsim__soc_check(api, ACLSIM_FAMILIES(EDGE)) : ACL_SUCCESS;
 }
 
@@ -305,6 +305,7 @@ static aclError gate(const char *api, bool tdt)
 aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size)
 {
     static const char api[] = "aclrtAllocBuf";
+    ACLSIM_REQUIRE_INIT(api);
     NOT_NULL(buf);
     aclError err = gate(api, false);
     return err ? err : do_alloc(buf, size, api);
@@ -313,6 +314,7 @@ aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size)
 aclError acltdtAllocBuf(size_t size, uint32_t type, acltdtBuf *buf)
 {
     static const char api[] = "acltdtAllocBuf";
+    ACLSIM_REQUIRE_INIT(api);
     if (type != ACL_TDT_NORMAL_MEM && type != ACL_TDT_DVPP_MEM)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "type %u is invalid: ACL_TDT_NORMAL_MEM or ACL_TDT_DVPP_MEM", type);
@@ -325,6 +327,7 @@ aclError acltdtAllocBuf(size_t size, uint32_t type, acltdtBuf *buf)
     aclError name(void *buf)                                                             \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(buf);                                                                   \
         aclError err = gate(api, tdt);                                                   \
         return err ? err : do_free(buf, api);                                            \
@@ -336,6 +339,7 @@ FREE_FN(acltdtFreeBuf, true)
     aclError name(void *const buf, void **dataPtr, size_t *size)                         \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(buf);                                                                   \
         NOT_NULL(dataPtr);                                                               \
         NOT_NULL(size);                                                                  \
@@ -349,6 +353,7 @@ GET_DATA_FN(acltdtGetBufData, true)
     aclError name(void *buf, size_t *len)                                                \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(buf);                                                                   \
         NOT_NULL(len);                                                                   \
         aclError err = gate(api, tdt);                                                   \
@@ -361,6 +366,7 @@ GET_LEN_FN(acltdtGetBufDataLen, true)
     aclError name(void *buf, size_t len)                                                 \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(buf);                                                                   \
         aclError err = gate(api, tdt);                                                   \
         return err ? err : do_data_len(buf, NULL, len, api);                             \
@@ -372,6 +378,7 @@ SET_LEN_FN(acltdtSetBufDataLen, true)
     aclError name(void *const buf, void *dataPtr, size_t size, size_t offset)            \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(buf);                                                                   \
         NOT_NULL(dataPtr);                                                               \
         aclError err = gate(api, tdt);                                                   \
@@ -384,6 +391,7 @@ GET_USER_FN(acltdtGetBufUserData, true)
     aclError name(void *buf, const void *dataPtr, size_t size, size_t offset)            \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(buf);                                                                   \
         NOT_NULL(dataPtr);                                                               \
         aclError err = gate(api, tdt);                                                   \
@@ -396,6 +404,7 @@ SET_USER_FN(acltdtSetBufUserData, true)
     aclError name(void *const buf, void **newBuf)                                        \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(buf);                                                                   \
         NOT_NULL(newBuf);                                                                \
         aclError err = gate(api, tdt);                                                   \
@@ -408,6 +417,7 @@ COPY_REF_FN(acltdtCopyBufRef, true)
     aclError name(void *headBuf, void *buf)                                              \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(headBuf);                                                               \
         NOT_NULL(buf);                                                                   \
         aclError err = gate(api, tdt);                                                   \
@@ -420,6 +430,7 @@ APPEND_FN(acltdtAppendBufChain, true)
     aclError name(void *headBuf, uint32_t *num)                                          \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(headBuf);                                                               \
         NOT_NULL(num);                                                                   \
         aclError err = gate(api, tdt);                                                   \
@@ -432,6 +443,7 @@ CHAIN_NUM_FN(acltdtGetBufChainNum, true)
     aclError name(void *headBuf, uint32_t index, void **buf)                             \
     {                                                                                    \
         static const char api[] = #name;                                                 \
+        ACLSIM_REQUIRE_INIT(api);                                                        \
         NOT_NULL(headBuf);                                                               \
         NOT_NULL(buf);                                                                   \
         aclError err = gate(api, tdt);                                                   \

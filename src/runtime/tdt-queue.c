@@ -366,6 +366,7 @@ aclError acltdtEnqueueData(uint32_t qid, const void *data, size_t dataSize, cons
 {
     static const char api[] = "acltdtEnqueueData";
     (void)rsv;   /* reserved, as CANN */
+    ACLSIM_REQUIRE_INIT(api);
     aclError err = check_data_args(api, data, &dataSize, dataSize, userData, userDataSize, timeout);
     if (err)
         return err;
@@ -393,6 +394,7 @@ aclError acltdtDequeueData(uint32_t qid, void *data, size_t dataSize, size_t *re
                            void *userData, size_t userDataSize, int32_t timeout)
 {
     static const char api[] = "acltdtDequeueData";
+    ACLSIM_REQUIRE_INIT(api);
     aclError err = check_data_args(api, data, retDataSize, dataSize, userData, userDataSize,
                                    timeout);
     if (err)
@@ -422,7 +424,6 @@ aclError acltdtDequeueData(uint32_t qid, void *data, size_t dataSize, size_t *re
  * on no product (its host implementation answers "not supported"). */
 static aclError nowhere(const char *api, const char *what)
 {
-    ACLSIM_REQUIRE_INIT(api);
     return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
                         "not supported: CANN supports %s on no product", what);
 }
@@ -431,6 +432,7 @@ aclError acltdtEnqueue(uint32_t qid, acltdtBuf buf, int32_t timeout)
 {
     (void)qid;
     (void)timeout;
+    ACLSIM_REQUIRE_INIT("acltdtEnqueue");
     if (!buf)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtEnqueue", "buf is NULL");
     return nowhere("acltdtEnqueue", "enqueueing shared buffers (use acltdtEnqueueData)");
@@ -440,6 +442,7 @@ aclError acltdtDequeue(uint32_t qid, acltdtBuf *buf, int32_t timeout)
 {
     (void)qid;
     (void)timeout;
+    ACLSIM_REQUIRE_INIT("acltdtDequeue");
     if (!buf)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtDequeue", "buf is NULL");
     return nowhere("acltdtDequeue", "dequeueing shared buffers (use acltdtDequeueData)");
@@ -451,6 +454,7 @@ aclError acltdtGrantQueue(uint32_t qid, int32_t pid, uint32_t permission, int32_
     (void)pid;
     (void)permission;
     (void)timeout;
+    ACLSIM_REQUIRE_INIT("acltdtGrantQueue");
     return nowhere("acltdtGrantQueue", "granting queues to other processes");
 }
 
@@ -458,6 +462,7 @@ aclError acltdtAttachQueue(uint32_t qid, int32_t timeout, uint32_t *permission)
 {
     (void)qid;
     (void)timeout;
+    ACLSIM_REQUIRE_INIT("acltdtAttachQueue");
     if (!permission)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtAttachQueue", "permission is NULL");
     return nowhere("acltdtAttachQueue", "attaching queues granted by other processes");
