@@ -187,9 +187,10 @@ acltdtDataset *acltdtCreateDataset(void)
 
 static void dataset_clear(acltdtDataset *ds)
 {
-    for (size_t i = 0; i < ds->n; i++)
-        if (ds->items[i]->owner == ds)
-            item_free(ds->items[i]);
+    /* A received dataset holds only its own items; the items of any other
+     * are the program's (and may be destroyed already: not touched). */
+    for (size_t i = 0; ds->received && i < ds->n; i++)
+        item_free(ds->items[i]);
     ds->n = 0;
     ds->received = false;
     ds->mem = MEM_UNKNOWN;
