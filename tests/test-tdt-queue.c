@@ -246,8 +246,8 @@ static void test_blocking_and_wakeups(void **state)
     assert_non_null(strstr(a.msg, "destroyed (acltdtDestroyQueue)"));
     /* So does a reset of its device; the queue is gone after it. */
     qid = make_queue("reset", 2);
-    call_start(&c, dequeue_on_device0, &a);
     a.qid = qid;
+    call_start(&c, dequeue_on_device0, &a);
     assert_false(call_wait(&c, 50));
     ASSERT_OK(aclrtResetDeviceForce(0));
     assert_true(call_wait(&c, WAIT_MS));
