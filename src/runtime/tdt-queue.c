@@ -836,6 +836,7 @@ static aclError apply_routes(acltdtQueueRouteList *l, bool bind, const char *api
         return err;
     char first[200] = "";
     size_t failed = 0;
+    bool oom = false;
     pthread_mutex_lock(&aclsim__tdt_lock);
     for (size_t i = 0; i < l->n; i++) {
         acltdtQueueRoute *r = &l->items[i];
@@ -857,6 +858,7 @@ static aclError apply_routes(acltdtQueueRouteList *l, bool bind, const char *api
                 cap_routes = cap;
             } else {
                 why = "could not be bound: out of memory";
+                oom = true;
             }
         }
         if (why) {
@@ -877,7 +879,7 @@ static aclError apply_routes(acltdtQueueRouteList *l, bool bind, const char *api
         pump();
     pthread_mutex_unlock(&aclsim__tdt_lock);
     if (failed)
-        return aclsim__fail(ACL_ERROR_FAILURE, api,
+        return aclsim__fail(oom ? ACL_ERROR_BAD_ALLOC : ACL_ERROR_FAILURE, api,
                             "%zu of %zu routes were not %s (their status says which); the "
                             "first: %s", failed, l->n, bind ? "bound" : "unbound", first);
     return ACL_SUCCESS;
