@@ -33,8 +33,8 @@
  * context.lock -> handle table lock; stream.lock -> event.lock; event
  * live_lock -> handle table lock; ranges_lock (ranges.h) -> handle table
  * lock, ranges_lock -> heap.lock; rt.lock -> ranges_lock (aclFinalize);
- * rt.lock -> aclsim__tdt_lock -> mbuf.c's lock (leaves: device reset,
- * aclFinalize, fork).
+ * rt.lock -> aclsim__tdt_lock -> handle table lock; mbuf.c's lock -> its
+ * address map's lock (tdt's locks: taken by device reset, aclFinalize, fork).
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code

@@ -114,6 +114,32 @@ static void test_round_trip(void **state)
     EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "is not a queue of device 0", acltdtDestroyQueue(qid));
 }
 
+/* Device memory on either side, checked like a synchronous copy's. */
+static void test_device_memory(void **state)
+{
+    (void)state;
+    uint32_t qid = make_queue("dev", 4);
+    void *dev, *back;
+    ASSERT_OK(aclrtMalloc(&dev, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    ASSERT_OK(aclrtMalloc(&back, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    unsigned char host[256], out[256];
+    for (int i = 0; i < 256; i++)
+        host[i] = (unsigned char)(i ^ 0x5a);
+    ASSERT_OK(aclrtMemcpy(dev, 256, host, 256, ACL_MEMCPY_HOST_TO_DEVICE));
+    ASSERT_OK(acltdtEnqueueData(qid, dev, 256, NULL, 0, 0, 0));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "data", acltdtEnqueueData(qid, dev, 257, NULL, 0, 0, 0));
+    size_t n = 0;
+    /* A destination range beyond its allocation is refused before anything is taken. */
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "data", acltdtDequeueData(qid, (char *)back + 8, 256, &n, NULL, 0, 0));
+    ASSERT_OK(acltdtDequeueData(qid, back, 256, &n, NULL, 0, 0));
+    assert_int_equal(n, 256);
+    ASSERT_OK(aclrtMemcpy(out, 256, back, 256, ACL_MEMCPY_DEVICE_TO_HOST));
+    assert_memory_equal(out, host, 256);
+    ASSERT_OK(aclrtFree(dev));
+    ASSERT_OK(aclrtFree(back));
+    ASSERT_OK(acltdtDestroyQueue(qid));
+}
+
 static void test_attributes(void **state)
 {
     (void)state;
@@ -612,6 +638,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_uninitialized, setup_clean, teardown_clean),
         T(test_round_trip),
         T(test_attributes),
+        T(test_device_memory),
         T(test_blocking_and_wakeups),
         T(test_queues_per_device),
         T(test_routes),

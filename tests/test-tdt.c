@@ -222,6 +222,25 @@ static void test_channel_round_trip(void **state)
     ASSERT_OK(acltdtDestroyDataset(r));
     ASSERT_OK(acltdtDestroyDataset(empty));
 
+    /* Device memory is sent too; an item claiming more than its allocation is refused. */
+    void *dev;
+    ASSERT_OK(aclrtMalloc(&dev, 12, ACL_MEM_MALLOC_HUGE_FIRST));
+    ASSERT_OK(aclrtMemcpy(dev, 12, b, 12, ACL_MEMCPY_HOST_TO_DEVICE));
+    int64_t one[2] = {1, 3};
+    acltdtDataItem *on_dev = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, one, 2, ACL_FLOAT, dev, 12);
+    acltdtDataItem *too_big = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, one, 2, ACL_FLOAT, dev, 16);
+    acltdtDataset *dset = acltdtCreateDataset();
+    ASSERT_OK(acltdtAddDataItem(dset, on_dev));
+    ASSERT_OK(acltdtSendTensor(ch, dset, 0));
+    r = acltdtCreateDataset();
+    ASSERT_OK(acltdtReceiveTensor(ch, r, 0));
+    check_received(r, 1, -5.0f, false);
+    ASSERT_OK(acltdtDestroyDataset(r));
+    ASSERT_OK(acltdtAddDataItem(dset, too_big));
+    EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "an item's data", acltdtSendTensor(ch, dset, 0));
+    free_dataset(dset);
+    ASSERT_OK(aclrtFree(dev));
+
     /* Only tensor, end-of-sequence and abnormal items can be sent. */
     acltdtDataset *bad = acltdtCreateDataset();
     acltdtDataItem *slice = acltdtCreateDataItem(ACL_TENSOR_DATA_SLICE_TENSOR, NULL, 0, ACL_FLOAT, NULL, 0);

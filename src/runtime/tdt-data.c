@@ -308,6 +308,7 @@ aclError aclsim__tdt_pack(const acltdtDataset *ds, struct aclsim__tdt_msg **out,
     if (!m)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory (%zu bytes)", total);
     unsigned char *p = m->data;
+    aclError err = ACL_SUCCESS;
     for (size_t i = 0; i < ds->n; i++) {
         const acltdtDataItem *it = ds->items[i];
         struct wire w = {it->type, it->dtype, it->ndims, it->size};
@@ -316,8 +317,11 @@ aclError aclsim__tdt_pack(const acltdtDataset *ds, struct aclsim__tdt_msg **out,
         if (it->ndims)
             memcpy(p, it->dims, it->ndims * sizeof(int64_t));
         p += it->ndims * sizeof(int64_t);
-        if (it->size)
-            memcpy(p, it->data, it->size);
+        if (it->size && (err = aclsim__tdt_copy(api, "an item's data", p, it->data, it->size,
+                                                false))) {
+            free(m);
+            return err;
+        }
         p += it->size;
     }
     *out = m;

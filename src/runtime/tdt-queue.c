@@ -74,6 +74,24 @@ void aclsim__tdtq_kill_locked(struct aclsim__tdtq *q, aclError code, const char 
         pthread_cond_wait(&left, &aclsim__tdt_lock);
 }
 
+aclError aclsim__tdt_copy(const char *api, const char *name, void *dst, const void *src, size_t n,
+                          bool into_user)
+{
+    const void *user = into_user ? dst : src;
+    struct aclsim__heap_hold hold;
+    aclError err = aclsim__hold_heaps(api, &hold, user, NULL);
+    if (err)
+        return err;
+    err = aclsim__check_range(api, name, user, n, aclsim__classify(user));
+    if (!err) {
+        bool guard = into_user && aclsim__memory_write_begin();   /* value waits (wait.c) */
+        memcpy(dst, src, n);
+        aclsim__memory_write_end(guard);
+    }
+    aclsim__release_heaps(&hold);
+    return err;
+}
+
 aclError aclsim__tdt_check_timeout(int32_t timeout, const char *api)
 {
     if (timeout < -1)
@@ -373,7 +391,10 @@ aclError acltdtEnqueueData(uint32_t qid, const void *data, size_t dataSize, cons
     struct aclsim__tdt_msg *m = aclsim__tdt_msg_new(dataSize);
     if (!m)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory (%zu bytes)", dataSize);
-    memcpy(m->data, data, dataSize);
+    if ((err = aclsim__tdt_copy(api, "data", m->data, data, dataSize, false))) {
+        free(m);
+        return err;
+    }
     if (userDataSize)
         memcpy(m->user, userData, userDataSize);
     m->user_size = userDataSize;
@@ -397,6 +418,9 @@ aclError acltdtDequeueData(uint32_t qid, void *data, size_t dataSize, size_t *re
     ACLSIM_REQUIRE_INIT(api);
     aclError err = check_data_args(api, data, retDataSize, dataSize, userData, userDataSize,
                                    timeout);
+    /* The destination as declared, before anything is taken: a bad range loses nothing. */
+    if (!err)
+        err = aclsim__check_range(api, "data", data, dataSize, aclsim__classify(data));
     if (err)
         return err;
     struct aclsim__tdtq *q;
@@ -412,12 +436,12 @@ aclError acltdtDequeueData(uint32_t qid, void *data, size_t dataSize, size_t *re
             *retDataSize = need;
         return err;
     }
-    memcpy(data, m->data, m->size);
     *retDataSize = m->size;
+    err = aclsim__tdt_copy(api, "data", data, m->data, m->size, true);
     if (userDataSize)
         memcpy(userData, m->user, userDataSize);
     free(m);
-    return ACL_SUCCESS;
+    return err;
 }
 
 /* acltdtEnqueue / acltdtDequeue / grants: CANN's product tables support them

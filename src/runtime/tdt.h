@@ -73,6 +73,12 @@ aclError aclsim__tdtq_take_locked(struct aclsim__tdtq *q, int32_t timeout, size_
 void aclsim__tdtq_clean_locked(struct aclsim__tdtq *q);
 /* A message of size data bytes (uninitialised) and no user data, or NULL. */
 struct aclsim__tdt_msg *aclsim__tdt_msg_new(size_t size);
+/* Copies n bytes between the program's memory (user: dst if into_user, else
+ * src; host or device memory) and aclsim's, as a synchronous copy does: the
+ * program's range checked where it can be (device, page-locked memory:
+ * 100000 outside one allocation), the heaps held against a racing reset. */
+aclError aclsim__tdt_copy(const char *api, const char *name, void *dst, const void *src, size_t n,
+                          bool into_user);
 /* 100000 unless timeout is -1 or >= 0. */
 aclError aclsim__tdt_check_timeout(int32_t timeout, const char *api);
 
