@@ -460,6 +460,60 @@ static void test_finalize_wakes_blocked(void **state)
     ASSERT_OK(acltdtDestroyDataset(y.ds));
 }
 
+/* A host function blocked on a channel of another device: its own device's
+ * reset (which drains its stream) interrupts the wait instead of hanging, and
+ * so does aclFinalize. */
+static struct xfer host_xfer;
+static void host_receive(void *arg)
+{
+    (void)arg;
+    xfer_fn(&host_xfer);
+}
+
+static void reset_device0(void *arg)
+{
+    *(aclError *)arg = aclrtResetDeviceForce(0);
+}
+
+static void finalize_fn(void *arg)
+{
+    *(aclError *)arg = aclFinalize();
+}
+
+static void test_host_function_waits_end(void **state)
+{
+    (void)state;
+    acltdtChannelHandle *ch = acltdtCreateChannelWithCapacity(1, "host", 2);
+    aclrtStream s;
+    ASSERT_OK(aclrtCreateStream(&s));
+    host_xfer = (struct xfer){.ch = ch, .ds = acltdtCreateDataset(), .timeout = -1};
+    ASSERT_OK(aclrtLaunchHostFunc(s, host_receive, NULL));
+    sleep_ms(50);
+    aclError rc = -1;
+    struct call c;
+    call_start(&c, reset_device0, &rc);
+    assert_true(call_wait(&c, WAIT_MS));
+    ASSERT_OK(rc);
+    assert_int_equal(host_xfer.result, ACL_ERROR_FAILURE);
+    assert_non_null(strstr(host_xfer.msg, "device 0 is being reset"));
+    ASSERT_OK(acltdtDestroyDataset(host_xfer.ds));
+    /* The channel (device 1) is untouched. */
+    size_t size;
+    ASSERT_OK(acltdtQueryChannelSize(ch, &size));
+    /* aclFinalize with a host function blocked on the channel. */
+    ASSERT_OK(aclrtSetDevice(0));
+    ASSERT_OK(aclrtCreateStream(&s));
+    host_xfer = (struct xfer){.ch = ch, .ds = acltdtCreateDataset(), .timeout = -1};
+    ASSERT_OK(aclrtLaunchHostFunc(s, host_receive, NULL));
+    sleep_ms(50);
+    call_start(&c, finalize_fn, &rc);
+    assert_true(call_wait(&c, WAIT_MS));
+    ASSERT_OK(rc);
+    assert_int_equal(host_xfer.result, ACL_ERROR_FAILURE);
+    ASSERT_OK(acltdtDestroyDataset(host_xfer.ds));
+    ASSERT_OK(aclInit(NULL));
+}
+
 /* A producer thread sends ROUNDS datasets numbered 0.. through a small
  * channel; the consumer checks each one's number and bytes. */
 #define ROUNDS 2000
@@ -816,6 +870,7 @@ int main(void)
         T(test_handles_share_a_name),
         T(test_device_reset_wakes_blocked),
         T(test_finalize_wakes_blocked),
+        T(test_host_function_waits_end),
         T(test_producer_consumer),
         T(test_channel_churn),
         T(test_channel_bad_inputs),

@@ -182,6 +182,9 @@ static aclError finalize(bool run_callbacks)
         pthread_mutex_unlock(&aclsim__rt.lock);
         return cb_err;
     }
+    /* Threads blocked on queues and channels (host functions among them,
+     * which the devices' drains wait for) are woken first. */
+    aclsim__tdt_finalize();
     for (uint32_t i = 0; i < aclsim__config()->visible_count; i++) {
         struct aclsim__device *dev = &aclsim__devices[i];
         while (dev->closing)   /* a reset in another thread: let it finish */
@@ -198,7 +201,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__events_finalize();
     aclsim__callbacks_finalize();
     aclsim__notifies_finalize();
-    aclsim__tdt_finalize();   /* wakes threads blocked on queues and channels */
+    aclsim__tdt_finalize();   /* again: what host functions made while the devices drained */
     aclsim__waits_finalize();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();

@@ -22,6 +22,17 @@ pthread_mutex_t aclsim__tdt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t left = PTHREAD_COND_INITIALIZER;   /* a waiter left a killed queue */
 
 static struct aclsim__tdtq *queues;   /* shared queues, by qid */
+
+/* A thread blocked in await(). A host function (on a device worker) waiting
+ * for a queue of another device would keep its own device's reset from ever
+ * draining: the reset interrupts the waits of its workers. */
+struct waiter {
+    struct waiter *next;
+    struct aclsim__tdtq *q;
+    int32_t worker_device;   /* the device whose worker waits, or -1 */
+    bool interrupted;
+};
+static struct waiter *waiting;
 static uint32_t next_qid = 1;
 
 struct route { uint32_t src, dst; int32_t device; };
@@ -120,10 +131,18 @@ static aclError await(struct aclsim__tdtq *q, bool put, int32_t timeout, const c
     bool expired = false;
     aclError err = ACL_SUCCESS;
     char what[200];
+    struct waiter me = {waiting, q, aclsim__tls_device ? aclsim__tls_device->id : -1, false};
+    waiting = &me;
     q->waiters++;
     for (;;) {
         if (q->dead) {
             err = aclsim__fail(q->dead, api, "%s", q->dead_why);
+            break;
+        }
+        if (me.interrupted) {
+            err = aclsim__fail(ACL_ERROR_FAILURE, api,
+                               "device %d is being reset: a host function of it stops waiting",
+                               (int)me.worker_device);
             break;
         }
         if (q->stopped) {
@@ -148,6 +167,11 @@ static aclError await(struct aclsim__tdtq *q, bool put, int32_t timeout, const c
         if (rc == ETIMEDOUT)
             expired = true;
     }
+    for (struct waiter **w = &waiting; *w; w = &(*w)->next)
+        if (*w == &me) {
+            *w = me.next;
+            break;
+        }
     if (--q->waiters == 0 && q->dead)
         pthread_cond_broadcast(&left);
     return err;
@@ -1002,6 +1026,11 @@ static void drop_queues(int32_t device, const char *why_fmt)
 void aclsim__tdt_device_closed(int32_t device)
 {
     pthread_mutex_lock(&aclsim__tdt_lock);
+    for (struct waiter *w = waiting; w; w = w->next)
+        if (w->worker_device == device) {
+            w->interrupted = true;
+            pthread_cond_broadcast(&w->q->changed);
+        }
     drop_queues(device, "queue %u was destroyed by the reset of device %d");
     aclsim__tdt_channels_device_closed_locked(device);
     pthread_mutex_unlock(&aclsim__tdt_lock);
@@ -1045,6 +1074,7 @@ void aclsim__tdt_forget_after_fork(void)
         q = next;
     }
     queues = NULL;
+    waiting = NULL;
     free(routes);
     routes = NULL;
     nroutes = cap_routes = 0;
