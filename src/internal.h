@@ -1159,6 +1159,7 @@ const aclsimKernel *aclsim__kernel_by_function(const void *fn);
  * blocked on them; aclFinalize destroys everything. tdt's one lock is a leaf
  * (taken under rt.lock by these hooks, never the other way round). */
 void aclsim__tdt_device_closed(int32_t device);   /* close_device, rt.lock held */
+void aclsim__tdt_device_opened(int32_t device);   /* open_device, rt.lock held */
 void aclsim__tdt_finalize(void);                  /* aclFinalize, rt.lock held */
 /* THE FORK RULE: prepare takes tdt's locks (after rt.lock and the registry
  * lock), parent releases them, the child discards every queue, channel and

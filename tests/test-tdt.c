@@ -475,6 +475,19 @@ static void reset_device0(void *arg)
     *(aclError *)arg = aclrtResetDeviceForce(0);
 }
 
+/* Starts to wait only once the reset of its device has begun. */
+static void late_host_receive(void *arg)
+{
+    (void)arg;
+    sleep_ms(150);
+    xfer_fn(&host_xfer);
+}
+
+static void reset_device0_gently(void *arg)
+{
+    *(aclError *)arg = aclrtResetDevice(0);   /* drains: waits for the host function */
+}
+
 static void finalize_fn(void *arg)
 {
     *(aclError *)arg = aclFinalize();
@@ -492,6 +505,18 @@ static void test_host_function_waits_end(void **state)
     aclError rc = -1;
     struct call c;
     call_start(&c, reset_device0, &rc);
+    assert_true(call_wait(&c, WAIT_MS));
+    ASSERT_OK(rc);
+    assert_int_equal(host_xfer.result, ACL_ERROR_FAILURE);
+    assert_non_null(strstr(host_xfer.msg, "device 0 is being reset"));
+    ASSERT_OK(acltdtDestroyDataset(host_xfer.ds));
+    /* A host function that starts to wait while its device is being reset. */
+    ASSERT_OK(aclrtSetDevice(0));
+    ASSERT_OK(aclrtCreateStream(&s));
+    host_xfer = (struct xfer){.ch = ch, .ds = acltdtCreateDataset(), .timeout = -1};
+    ASSERT_OK(aclrtLaunchHostFunc(s, late_host_receive, NULL));
+    sleep_ms(30);
+    call_start(&c, reset_device0_gently, &rc);
     assert_true(call_wait(&c, WAIT_MS));
     ASSERT_OK(rc);
     assert_int_equal(host_xfer.result, ACL_ERROR_FAILURE);

@@ -33,6 +33,9 @@ struct waiter {
     bool interrupted;
 };
 static struct waiter *waiting;
+/* Devices being reset (from the start of the reset to their next open): the
+ * host functions of such a device do not start to wait either. */
+static bool closing[ACLSIM_MAX_DEVICES];
 static uint32_t next_qid = 1;
 
 struct route { uint32_t src, dst; int32_t device; };
@@ -139,12 +142,6 @@ static aclError await(struct aclsim__tdtq *q, bool put, int32_t timeout, const c
             err = aclsim__fail(q->dead, api, "%s", q->dead_why);
             break;
         }
-        if (me.interrupted) {
-            err = aclsim__fail(ACL_ERROR_FAILURE, api,
-                               "device %d is being reset: a host function of it stops waiting",
-                               (int)me.worker_device);
-            break;
-        }
         if (q->stopped) {
             describe(q, what, sizeof what);
             err = aclsim__fail(ACL_ERROR_FAILURE, api, "%s was stopped (acltdtStopChannel)", what);
@@ -160,6 +157,12 @@ static aclError await(struct aclsim__tdtq *q, bool put, int32_t timeout, const c
             else
                 err = aclsim__fail(ACL_ERROR_RT_QUEUE_EMPTY, api, "%s is empty%s", what,
                                    expired ? " (timed out)" : "");
+            break;
+        }
+        if (me.interrupted || (me.worker_device >= 0 && closing[me.worker_device])) {
+            err = aclsim__fail(ACL_ERROR_FAILURE, api,
+                               "device %d is being reset: a host function of it stops waiting",
+                               (int)me.worker_device);
             break;
         }
         int rc = timeout < 0 ? pthread_cond_wait(&q->changed, &aclsim__tdt_lock)
@@ -1026,6 +1029,7 @@ static void drop_queues(int32_t device, const char *why_fmt)
 void aclsim__tdt_device_closed(int32_t device)
 {
     pthread_mutex_lock(&aclsim__tdt_lock);
+    closing[device] = true;
     for (struct waiter *w = waiting; w; w = w->next)
         if (w->worker_device == device) {
             w->interrupted = true;
@@ -1033,6 +1037,13 @@ void aclsim__tdt_device_closed(int32_t device)
         }
     drop_queues(device, "queue %u was destroyed by the reset of device %d");
     aclsim__tdt_channels_device_closed_locked(device);
+    pthread_mutex_unlock(&aclsim__tdt_lock);
+}
+
+void aclsim__tdt_device_opened(int32_t device)
+{
+    pthread_mutex_lock(&aclsim__tdt_lock);
+    closing[device] = false;
     pthread_mutex_unlock(&aclsim__tdt_lock);
 }
 
@@ -1075,6 +1086,7 @@ void aclsim__tdt_forget_after_fork(void)
     }
     queues = NULL;
     waiting = NULL;
+    memset(closing, 0, sizeof closing);
     free(routes);
     routes = NULL;
     nroutes = cap_routes = 0;
