@@ -646,6 +646,66 @@ static void test_channel_churn(void **state)
     assert_int_equal(atomic_load(&errors), 0);
 }
 
+/* Threads make channels, queues and buffers while aclFinalize and aclInit
+ * alternate: no crash, no hang, and nothing is left over from an earlier
+ * session (a channel or queue of the name left behind would refuse the new
+ * one below). The window of the session check itself (a create that passed
+ * its initialized check while aclFinalize tears down) is too narrow to be
+ * hit reliably here; this is a stress test around it. */
+static atomic_bool race_stop;
+
+static void *racer(void *arg)
+{
+    (void)arg;
+    const char *name = "race";
+    while (!atomic_load(&race_stop)) {
+        (void)acltdtCreateChannelWithCapacity(0, name, 2);   /* kept: aclFinalize frees it */
+        if (aclrtSetDevice(0) == ACL_SUCCESS) {
+            acltdtQueueAttr *attr = acltdtCreateQueueAttr();
+            uint32_t qid;
+            if (attr && acltdtSetQueueAttr(attr, ACL_TDT_QUEUE_NAME_PTR, sizeof name, &name) == 0)
+                (void)acltdtCreateQueue(attr, &qid);
+            acltdtDestroyQueueAttr(attr);
+        }
+        aclrtMbuf b;
+        (void)aclrtAllocBuf(&b, 64);
+    }
+    return NULL;
+}
+
+static void test_create_races_finalize(void **state)
+{
+    (void)state;
+    watchdog_start();
+    watchdog_arm(0, "tdt create vs aclFinalize", 0, 120);
+    atomic_store(&race_stop, false);
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, racer, NULL), 0);
+    for (int round = 0; round < 30; round++) {
+        sleep_ms(3);
+        ASSERT_OK(aclFinalize());
+        ASSERT_OK(aclInit(NULL));
+    }
+    atomic_store(&race_stop, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    ASSERT_OK(aclFinalize());
+    ASSERT_OK(aclInit(NULL));
+    watchdog_disarm(0);
+    ASSERT_OK(aclrtSetDevice(0));
+    acltdtChannelHandle *ch = acltdtCreateChannelWithCapacity(0, "race", 3);
+    assert_non_null(ch);
+    ASSERT_OK(acltdtDestroyChannel(ch));
+    const char *name = "race";
+    acltdtQueueAttr *attr = acltdtCreateQueueAttr();
+    ASSERT_OK(acltdtSetQueueAttr(attr, ACL_TDT_QUEUE_NAME_PTR, sizeof name, &name));
+    uint32_t qid;
+    ASSERT_OK(acltdtCreateQueue(attr, &qid));
+    ASSERT_OK(acltdtDestroyQueue(qid));
+    ASSERT_OK(acltdtDestroyQueueAttr(attr));
+}
+
 static void test_channel_bad_inputs(void **state)
 {
     (void)state;
@@ -898,6 +958,7 @@ int main(void)
         T(test_host_function_waits_end),
         T(test_producer_consumer),
         T(test_channel_churn),
+        T(test_create_races_finalize),
         T(test_channel_bad_inputs),
         T(test_tdt_channels_training),
         T(test_buffers),

@@ -38,6 +38,13 @@ struct mbuf {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclsim__addr_map live = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static struct mbuf *all;
+static uint64_t finalized_session;   /* as tdt's: nothing is made into a finished session */
+
+/* Lock held: a new header may be made for a call that read session. */
+static aclError session_ok(uint64_t session, const char *api)
+{
+    return session <= finalized_session ? aclsim__not_initialized(api) : ACL_SUCCESS;
+}
 
 /* Lock held: the header of a live buffer, or NULL with 100000 recorded. */
 static struct mbuf *resolve(const void *buf, const char *api, const char *name, aclError *err)
@@ -102,13 +109,15 @@ static aclError do_alloc(void **buf, size_t size, const char *api)
     }
     a->bytes = bytes;
     a->size = size;
+    uint64_t session = aclsim__tdt_session();
     pthread_mutex_lock(&lock);
-    struct mbuf *b = header_new(a);
+    aclError err = session_ok(session, api);
+    struct mbuf *b = err ? NULL : header_new(a);
     pthread_mutex_unlock(&lock);
     if (!b) {
         free(bytes);
         free(a);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+        return err ? err : aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
     }
     *buf = b;
     return ACL_SUCCESS;
@@ -262,6 +271,7 @@ static aclError do_chain_get(void *headBuf, uint32_t index, void **buf, const ch
 void aclsim__mbufs_finalize(void)
 {
     pthread_mutex_lock(&lock);
+    finalized_session = aclsim__tdt_session();
     while (all)
         header_free(all);
     pthread_mutex_unlock(&lock);

@@ -108,7 +108,13 @@ static acltdtChannelHandle *create(uint32_t deviceId, const char *name, size_t c
     }
     ch->tdt = tdt;
     ch->receive = receive;
+    uint64_t session = aclsim__tdt_session();
     pthread_mutex_lock(&aclsim__tdt_lock);
+    if (aclsim__tdt_session_check_locked(session, api)) {
+        pthread_mutex_unlock(&aclsim__tdt_lock);
+        free(ch);
+        return NULL;
+    }
     struct aclsim__tdtq *q = shared;
     while (q && (q->device != (int32_t)deviceId || q->flavour != flavour || strcmp(q->name, key)))
         q = q->next;

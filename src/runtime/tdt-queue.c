@@ -22,6 +22,7 @@ pthread_mutex_t aclsim__tdt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t left = PTHREAD_COND_INITIALIZER;   /* a waiter left a killed queue */
 
 static struct aclsim__tdtq *queues;   /* shared queues, by qid */
+static uint64_t finalized_session;    /* the last session aclFinalize tore down */
 
 /* A thread blocked in await(). A host function (on a device worker) waiting
  * for a queue of another device would keep its own device's reset from ever
@@ -104,6 +105,11 @@ aclError aclsim__tdt_copy(const char *api, const char *name, void *dst, const vo
     }
     aclsim__release_heaps(&hold);
     return err;
+}
+
+aclError aclsim__tdt_session_check_locked(uint64_t session, const char *api)
+{
+    return session <= finalized_session ? aclsim__not_initialized(api) : ACL_SUCCESS;
 }
 
 aclError aclsim__tdt_check_timeout(int32_t timeout, const char *api)
@@ -322,7 +328,13 @@ aclError acltdtCreateQueue(const acltdtQueueAttr *attr, uint32_t *qid)
     struct aclsim__tdtq *q = aclsim__tdtq_new(device, attr ? attr->name : "", depth);
     if (!q)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    uint64_t session = aclsim__tdt_session();
     pthread_mutex_lock(&aclsim__tdt_lock);
+    if ((err = aclsim__tdt_session_check_locked(session, api))) {
+        pthread_mutex_unlock(&aclsim__tdt_lock);
+        aclsim__tdtq_free(q);
+        return err;
+    }
     for (struct aclsim__tdtq *o = queues; o && q->name[0]; o = o->next)
         if (o->device == device && strcmp(o->name, q->name) == 0) {
             uint32_t other = o->qid;
@@ -1050,6 +1062,7 @@ void aclsim__tdt_device_opened(int32_t device)
 void aclsim__tdt_finalize(void)
 {
     pthread_mutex_lock(&aclsim__tdt_lock);
+    finalized_session = aclsim__tdt_session();
     drop_queues(-1, "queue %u (device %d) was destroyed by aclFinalize");
     free(routes);
     routes = NULL;

@@ -55,6 +55,15 @@ struct aclsim__tdtq {
 
 extern pthread_mutex_t aclsim__tdt_lock;
 
+/* A call that makes a queue or channel reads the session (before taking
+ * tdt_lock) and checks it with tdt_lock held: 100001 if aclFinalize tore that
+ * session down meanwhile, so nothing is made into a finished session. */
+static inline uint64_t aclsim__tdt_session(void)
+{
+    return atomic_load(&aclsim__rt.session);
+}
+aclError aclsim__tdt_session_check_locked(uint64_t session, const char *api);
+
 /* A new queue (not on any registry), or NULL out of memory. */
 struct aclsim__tdtq *aclsim__tdtq_new(int32_t device, const char *name, uint32_t depth);
 /* Frees a queue nobody waits on (killed, or never shared) and its messages. */
