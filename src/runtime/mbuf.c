@@ -333,131 +333,40 @@ aclError acltdtAllocBuf(size_t size, uint32_t type, acltdtBuf *buf)
     return err ? err : do_alloc(buf, size, api);
 }
 
-#define FREE_FN(name, tdt)                                                               \
-    aclError name(void *buf)                                                             \
+/* One API function: the runtime, the arguments (checks), the product, then call. */
+#define MBUF_FN(name, tdt, params, checks, call)                                         \
+    aclError name params                                                                 \
     {                                                                                    \
         static const char api[] = #name;                                                 \
         ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(buf);                                                                   \
+        checks                                                                           \
         aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_free(buf, api);                                            \
+        return err ? err : call;                                                         \
     }
-FREE_FN(aclrtFreeBuf, false)
-FREE_FN(acltdtFreeBuf, true)
+/* The aclrt* function and its acltdt* twin. */
+#define MBUF_FNS(suffix, params, checks, call)                                           \
+    MBUF_FN(aclrt##suffix, false, params, checks, call)                                  \
+    MBUF_FN(acltdt##suffix, true, params, checks, call)
 
-#define GET_DATA_FN(name, tdt)                                                           \
-    aclError name(void *const buf, void **dataPtr, size_t *size)                         \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(buf);                                                                   \
-        NOT_NULL(dataPtr);                                                               \
-        NOT_NULL(size);                                                                  \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_get_data(buf, dataPtr, size, api);                         \
-    }
-GET_DATA_FN(aclrtGetBufData, false)
-GET_DATA_FN(acltdtGetBufData, true)
-
-#define GET_LEN_FN(name, tdt)                                                            \
-    aclError name(void *buf, size_t *len)                                                \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(buf);                                                                   \
-        NOT_NULL(len);                                                                   \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_data_len(buf, len, 0, api);                                \
-    }
-GET_LEN_FN(aclrtGetBufDataLen, false)
-GET_LEN_FN(acltdtGetBufDataLen, true)
-
-#define SET_LEN_FN(name, tdt)                                                            \
-    aclError name(void *buf, size_t len)                                                 \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(buf);                                                                   \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_data_len(buf, NULL, len, api);                             \
-    }
-SET_LEN_FN(aclrtSetBufDataLen, false)
-SET_LEN_FN(acltdtSetBufDataLen, true)
-
-#define GET_USER_FN(name, tdt)                                                           \
-    aclError name(void *const buf, void *dataPtr, size_t size, size_t offset)            \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(buf);                                                                   \
-        NOT_NULL(dataPtr);                                                               \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_user_data(buf, dataPtr, NULL, size, offset, api);          \
-    }
-GET_USER_FN(aclrtGetBufUserData, false)
-GET_USER_FN(acltdtGetBufUserData, true)
-
-#define SET_USER_FN(name, tdt)                                                           \
-    aclError name(void *buf, const void *dataPtr, size_t size, size_t offset)            \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(buf);                                                                   \
-        NOT_NULL(dataPtr);                                                               \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_user_data(buf, NULL, dataPtr, size, offset, api);          \
-    }
-SET_USER_FN(aclrtSetBufUserData, false)
-SET_USER_FN(acltdtSetBufUserData, true)
-
-#define COPY_REF_FN(name, tdt)                                                           \
-    aclError name(void *const buf, void **newBuf)                                        \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(buf);                                                                   \
-        NOT_NULL(newBuf);                                                                \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_copy_ref(buf, newBuf, api);                                \
-    }
-COPY_REF_FN(aclrtCopyBufRef, false)
-COPY_REF_FN(acltdtCopyBufRef, true)
-
-#define APPEND_FN(name, tdt)                                                             \
-    aclError name(void *headBuf, void *buf)                                              \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(headBuf);                                                               \
-        NOT_NULL(buf);                                                                   \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_append(headBuf, buf, api);                                 \
-    }
-APPEND_FN(aclrtAppendBufChain, false)
-APPEND_FN(acltdtAppendBufChain, true)
-
-#define CHAIN_NUM_FN(name, tdt)                                                          \
-    aclError name(void *headBuf, uint32_t *num)                                          \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(headBuf);                                                               \
-        NOT_NULL(num);                                                                   \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_chain_num(headBuf, num, api);                              \
-    }
-CHAIN_NUM_FN(aclrtGetBufChainNum, false)
-CHAIN_NUM_FN(acltdtGetBufChainNum, true)
-
-#define CHAIN_GET_FN(name, tdt)                                                          \
-    aclError name(void *headBuf, uint32_t index, void **buf)                             \
-    {                                                                                    \
-        static const char api[] = #name;                                                 \
-        ACLSIM_REQUIRE_INIT(api);                                                        \
-        NOT_NULL(headBuf);                                                               \
-        NOT_NULL(buf);                                                                   \
-        aclError err = gate(api, tdt);                                                   \
-        return err ? err : do_chain_get(headBuf, index, buf, api);                       \
-    }
-CHAIN_GET_FN(aclrtGetBufFromChain, false)
-CHAIN_GET_FN(acltdtGetBufFromChain, true)
+MBUF_FNS(FreeBuf, (void *buf), NOT_NULL(buf);, do_free(buf, api))
+MBUF_FNS(GetBufData, (void *const buf, void **dataPtr, size_t *size),
+         NOT_NULL(buf); NOT_NULL(dataPtr); NOT_NULL(size);,
+         do_get_data(buf, dataPtr, size, api))
+MBUF_FNS(GetBufDataLen, (void *buf, size_t *len), NOT_NULL(buf); NOT_NULL(len);,
+         do_data_len(buf, len, 0, api))
+MBUF_FNS(SetBufDataLen, (void *buf, size_t len), NOT_NULL(buf);, do_data_len(buf, NULL, len, api))
+MBUF_FNS(GetBufUserData, (void *const buf, void *dataPtr, size_t size, size_t offset),
+         NOT_NULL(buf); NOT_NULL(dataPtr);,
+         do_user_data(buf, dataPtr, NULL, size, offset, api))
+MBUF_FNS(SetBufUserData, (void *buf, const void *dataPtr, size_t size, size_t offset),
+         NOT_NULL(buf); NOT_NULL(dataPtr);,
+         do_user_data(buf, NULL, dataPtr, size, offset, api))
+MBUF_FNS(CopyBufRef, (void *const buf, void **newBuf), NOT_NULL(buf); NOT_NULL(newBuf);,
+         do_copy_ref(buf, newBuf, api))
+MBUF_FNS(AppendBufChain, (void *headBuf, void *buf), NOT_NULL(headBuf); NOT_NULL(buf);,
+         do_append(headBuf, buf, api))
+MBUF_FNS(GetBufChainNum, (void *headBuf, uint32_t *num), NOT_NULL(headBuf); NOT_NULL(num);,
+         do_chain_num(headBuf, num, api))
+MBUF_FNS(GetBufFromChain, (void *headBuf, uint32_t index, void **buf),
+         NOT_NULL(headBuf); NOT_NULL(buf);,
+         do_chain_get(headBuf, index, buf, api))

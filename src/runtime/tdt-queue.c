@@ -635,16 +635,26 @@ static aclError copy_out(const char *api, const void *value, size_t size, void *
     return ACL_SUCCESS;
 }
 
+/* The NULL checks of a getter (object, param, paramRetSize), in CANN's order. */
+static aclError check_getter(const char *api, const void *obj, const char *name, const void *param,
+                             const size_t *ret)
+{
+    if (!obj)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
+    if (!param)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "param is NULL");
+    if (!ret)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "paramRetSize is NULL");
+    return ACL_SUCCESS;
+}
+
 aclError acltdtGetQueueAttr(const acltdtQueueAttr *attr, acltdtQueueAttrType type, size_t len,
                             size_t *paramRetSize, void *param)
 {
     static const char api[] = "acltdtGetQueueAttr";
-    if (!attr)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "attr is NULL");
-    if (!param)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "param is NULL");
-    if (!paramRetSize)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "paramRetSize is NULL");
+    aclError err = check_getter(api, attr, "attr", param, paramRetSize);
+    if (err)
+        return err;
     switch (type) {
     case ACL_TDT_QUEUE_NAME_PTR: {
         const char *name = attr->name;
@@ -694,12 +704,9 @@ aclError acltdtGetQueueRouteParam(const acltdtQueueRoute *route, acltdtQueueRout
                                   size_t len, size_t *paramRetSize, void *param)
 {
     static const char api[] = "acltdtGetQueueRouteParam";
-    if (!route)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "route is NULL");
-    if (!param)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "param is NULL");
-    if (!paramRetSize)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "paramRetSize is NULL");
+    aclError err = check_getter(api, route, "route", param, paramRetSize);
+    if (err)
+        return err;
     switch (type) {
     case ACL_TDT_QUEUE_ROUTE_SRC_UINT32:
         return copy_out(api, &route->srcId, sizeof(uint32_t), param, len, paramRetSize);
