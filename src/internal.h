@@ -30,6 +30,8 @@
  *                         aclsim__submit), replay, build, labels
  *   ipc     (ipc.c)       sharing with other processes: the table of exported
  *                         objects, IPC memory, shareable handles (docs/ipc.md)
+ *   tdt (tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)  shared queues,
+ *                         routes, tensor channels, datasets, shared buffers
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
@@ -45,6 +47,8 @@
  * before aclsim__submit locks the stream).
  * ipc.c's own_lock is innermost (after ranges_lock, rt.lock, a notify's
  * lock) and is never held while taking another lock.
+ * rt.lock -> aclsim__tdt_lock -> handle table lock; mbuf.c's lock -> its
+ * address map's lock (tdt's locks: taken by device reset, aclFinalize, fork).
  * device.exec_lock is never held while taking any other lock except job
  * waits. runtime.lock is released
  * while a device drains (device.closing). No lock is held while user code
@@ -307,6 +311,7 @@ enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT
                            ACLSIM_H_MODEL_RI, ACLSIM_H_RI_TASK, ACLSIM_H_RI_COND,
                            ACLSIM_H_TASK_GRP, ACLSIM_H_RI_STREAM,
                            ACLSIM_H_LABEL, ACLSIM_H_LABEL_LIST /* modelri.c */,
+                           ACLSIM_H_TDT_CHANNEL /* tdt-channel.c */,
                            ACLSIM_H_KINDS /* kinds fit in ACLSIM_HANDLE_KIND_BITS */ };
 #define ACLSIM_HANDLE_KIND_BITS 5
 _Static_assert(ACLSIM_H_KINDS <= (1 << ACLSIM_HANDLE_KIND_BITS), "handle kinds overflow their bits");
@@ -1378,6 +1383,22 @@ bool aclsim__event_external(struct aclsim__event *ev, bool record);
 uint64_t aclsim__event_latest(struct aclsim__event *ev);
 /* modelri.c: whether s is being captured now. */
 bool aclsim__capture_active(struct aclsim__stream *s);
+
+/* ---- tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c: data transmission ----
+ * Shared queues, tensor channels and shared buffers (docs/tdt.md). Queues and
+ * channels belong to a device: its reset destroys them and wakes every thread
+ * blocked on them; aclFinalize destroys everything. tdt's one lock is a leaf
+ * (taken under rt.lock by these hooks, never the other way round). */
+void aclsim__tdt_device_closed(int32_t device);   /* close_device, rt.lock held */
+void aclsim__tdt_device_opened(int32_t device);   /* open_device, rt.lock held */
+void aclsim__tdt_finalize(void);                  /* aclFinalize, rt.lock held */
+/* THE FORK RULE: prepare takes tdt's locks (after rt.lock and the registry
+ * lock), parent releases them, the child discards every queue, channel and
+ * buffer (nobody in the child waits on them) and makes the locks new. */
+void aclsim__tdt_fork_prepare(void);
+void aclsim__tdt_fork_parent(void);
+void aclsim__tdt_forget_after_fork(void);
+void aclsim__mbufs_finalize(void);                /* aclFinalize: frees shared buffers left */
 
 /* ---- after fork(), in the child (THE FORK RULE; one per module) ---------- */
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */

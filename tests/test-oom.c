@@ -21,6 +21,8 @@
 
 #include "acl/acl.h"
 #include "acl/acl_rt_memory_soma.h"
+#include "acl/acl_tdt.h"
+#include "acl/acl_tdt_queue.h"
 #include "aclsim/aclsim.h"
 #include "internal.h"
 
@@ -315,6 +317,82 @@ static aclError binary_data_step(void)
 }
 #endif
 
+/* --- data transmission (docs/tdt.md): every object made is destroyed on every path ---- */
+static aclError tdt_channel_step(void)
+{
+    acltdtChannelHandle *ch = acltdtCreateChannelWithCapacity(0, "oom", 2);
+    if (!ch)
+        return aclrtGetLastError(ACL_RT_THREAD_LEVEL);
+    int64_t dims[1] = {4};
+    float data[4] = {1, 2, 3, 4};
+    acltdtDataset *ds = acltdtCreateDataset(), *r = acltdtCreateDataset();
+    acltdtDataItem *it = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, dims, 1, ACL_FLOAT, data,
+                                              sizeof data);
+    aclError e = ds && r && it ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+    if (!e)
+        e = acltdtAddDataItem(ds, it);
+    if (!e)
+        e = acltdtSendTensor(ch, ds, 0);
+    if (!e)
+        e = acltdtReceiveTensor(ch, r, 0);
+    if (!e)
+        assert_true(acltdtGetDatasetSize(r) == 1 &&
+                    memcmp(acltdtGetDataAddrFromItem(acltdtGetDataItem(r, 0)), data, sizeof data) == 0);
+    if (it)
+        acltdtDestroyDataItem(it);
+    if (ds)
+        acltdtDestroyDataset(ds);
+    if (r)
+        acltdtDestroyDataset(r);
+    acltdtDestroyChannel(ch);
+    return e;
+}
+
+static aclError tdt_queue_step(void)
+{
+    uint32_t src, dst, v = 5, got = 0;
+    aclError e = acltdtCreateQueue(NULL, &src);
+    if (e)
+        return e;
+    if ((e = acltdtCreateQueue(NULL, &dst))) {
+        acltdtDestroyQueue(src);
+        return e;
+    }
+    acltdtQueueRouteList *l = acltdtCreateQueueRouteList();
+    acltdtQueueRoute *route = acltdtCreateQueueRoute(src, dst);
+    e = l && route ? acltdtAddQueueRoute(l, route) : ACL_ERROR_BAD_ALLOC;
+    if (!e)
+        e = acltdtBindQueueRoutes(l);
+    bool bound = !e;
+    if (!e)
+        e = acltdtEnqueueData(src, &v, sizeof v, &v, sizeof v, 0, 0);
+    size_t n;
+    if (!e)
+        e = acltdtDequeueData(dst, &got, sizeof got, &n, NULL, 0, 0);
+    assert_true(e || got == 5);
+    if (bound && acltdtUnbindQueueRoutes(l))
+        fail_msg("unbind: %s", aclGetRecentErrMsg());
+    acltdtDestroyQueueRoute(route);
+    acltdtDestroyQueueRouteList(l);
+    acltdtDestroyQueue(src);
+    acltdtDestroyQueue(dst);
+    return e;
+}
+
+static aclError mbuf_step(void)
+{
+    aclrtMbuf head, tail, ref;
+    aclError e = aclrtAllocBuf(&head, 64);
+    if (e)
+        return e;
+    if (!(e = aclrtAllocBuf(&tail, 8)) && (e = aclrtAppendBufChain(head, tail)))
+        aclrtFreeBuf(tail);
+    if (!e && !(e = aclrtCopyBufRef(head, &ref)))
+        aclrtFreeBuf(ref);
+    aclrtFreeBuf(head);
+    return e;
+}
+
 static void test_oom_scenarios(void **state)
 {
     (void)state;
@@ -343,6 +421,9 @@ static void test_oom_scenarios(void **state)
         {"binary load from data", with_device, binary_data_step, finalize},
 #endif
         {"argument list launch", with_stream_and_buffer, args_launch_step, launch_teardown},
+        {"tdt channel", with_device, tdt_channel_step, finalize},
+        {"tdt queue and route", with_device, tdt_queue_step, finalize},
+        {"shared buffers", with_device, mbuf_step, finalize},
     };
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
         walk(&scenarios[i]);

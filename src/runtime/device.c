@@ -45,6 +45,7 @@ static aclError open_device(struct aclsim__device *dev, const char *api)
     }
     atomic_store(&dev->vars_generation, 0);
     aclsim__device_faults_clear(dev->id);
+    aclsim__tdt_device_opened(dev->id);   /* its host functions may wait on queues again */
     /* Float overflow (overflow.c): products with INF/NaN support start in
      * that mode, the others saturate; no overflow recorded yet. */
     uint8_t family = aclsim__soc_current()->family;
@@ -73,6 +74,7 @@ static void close_device(struct aclsim__device *dev, bool force)
 {
     dev->closing = true;
     aclsim__waits_abort_device(dev);   /* waits that would never end fail instead */
+    aclsim__tdt_device_closed(dev->id);   /* its queues and channels go (docs/tdt.md) */
     struct aclsim__context *contexts = dev->contexts;
     dev->contexts = NULL;
     dev->default_ctx = NULL;

@@ -186,6 +186,9 @@ static aclError finalize(bool run_callbacks)
         pthread_mutex_unlock(&aclsim__rt.lock);
         return cb_err;
     }
+    /* Threads blocked on queues and channels (host functions among them,
+     * which the devices' drains wait for) are woken first. */
+    aclsim__tdt_finalize();
     for (uint32_t i = 0; i < aclsim__config()->visible_count; i++) {
         struct aclsim__device *dev = &aclsim__devices[i];
         while (dev->closing)   /* a reset in another thread: let it finish */
@@ -204,6 +207,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__events_finalize();
     aclsim__callbacks_finalize();
     aclsim__notifies_finalize();
+    aclsim__tdt_finalize();   /* again: what host functions made while the devices drained */
     aclsim__waits_finalize();
     aclsim__ipc_finalize();   /* before ranges: imports are reservations */
     aclsim__ranges_finalize();
@@ -260,10 +264,12 @@ static void atfork_prepare(void)
 {
     pthread_mutex_lock(&aclsim__rt.lock);
     pthread_mutex_lock(&aclsim__registry_lock);
+    aclsim__tdt_fork_prepare();
 }
 
 static void atfork_parent(void)
 {
+    aclsim__tdt_fork_parent();
     pthread_mutex_unlock(&aclsim__registry_lock);
     pthread_mutex_unlock(&aclsim__rt.lock);
 }
@@ -286,6 +292,7 @@ static void atfork_child(void)
     aclsim__initcb_forget_after_fork();
     aclsim__snapshot_forget_after_fork();
     aclsim__ipc_forget_after_fork();
+    aclsim__tdt_forget_after_fork();
     aclsim__tls_worker = false;   /* fork() from a host function or kernel */
     aclsim__tls_device = NULL;
     aclsim__tls_stream = NULL;

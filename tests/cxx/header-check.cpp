@@ -14,6 +14,8 @@
 #include "acl/acl_rt_allocator.h"
 #include "acl/acl_rt_memory_soma.h"
 #include "acl/acl_rt_api.h"
+#include "acl/acl_tdt.h"
+#include "acl/acl_tdt_queue.h"
 #include "aclsim/aclsim.h"
 
 #include <cstdio>
@@ -210,6 +212,34 @@ void check_macros()
     CHECK(cxx_macro_var[0] == 1);   // the host object is untouched
 }
 
+// acl_tdt.h and acl_tdt_queue.h from C++: the enum is a type of its own
+// name (as in CANN's C++-only header), and a dataset round-trips.
+void check_tdt()
+{
+    acltdtTensorType type = ACL_TENSOR_DATA_TENSOR;
+    int64_t dims[1] = {2};
+    int32_t data[2] = {5, 6};
+    acltdtDataset *ds = acltdtCreateDataset();
+    acltdtDataItem *item = acltdtCreateDataItem(type, dims, 1, ACL_INT32, data, sizeof data);
+    CHECK_OK(acltdtAddDataItem(ds, item));
+    acltdtChannelHandle *ch = acltdtCreateChannelWithCapacity(0, "cxx", 2);
+    CHECK(ch != nullptr);
+    CHECK_OK(acltdtSendTensor(ch, ds, 0));
+    acltdtDataset *got = acltdtCreateDataset();
+    CHECK_OK(acltdtReceiveTensor(ch, got, 0));
+    const int32_t *back = static_cast<const int32_t *>(acltdtGetDataAddrFromItem(acltdtGetDataItem(got, 0)));
+    CHECK(back != nullptr && back[0] == 5 && back[1] == 6);
+    CHECK_OK(acltdtDestroyChannel(ch));
+    CHECK_OK(acltdtDestroyDataset(got));
+    CHECK_OK(acltdtDestroyDataItem(item));
+    CHECK_OK(acltdtDestroyDataset(ds));
+    acltdtQueueAttr *attr = acltdtCreateQueueAttr();
+    uint32_t qid = 0;
+    CHECK_OK(acltdtCreateQueue(attr, &qid));
+    CHECK_OK(acltdtDestroyQueue(qid));
+    CHECK_OK(acltdtDestroyQueueAttr(attr));
+}
+
 }  // namespace
 
 int main()
@@ -231,6 +261,7 @@ int main()
         check_struct_async();
         check_per_device();
         check_macros();
+        check_tdt();
 
         // unregistered: no longer a symbol
         aclsimUnregisterVar(&var_scalar);
