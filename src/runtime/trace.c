@@ -98,15 +98,40 @@ static void publish_mask(void)
     atomic_store_explicit(&aclsim__trace_mask, env_bits | prof_bits, memory_order_relaxed);
 }
 
+/* A session starts a new trace: the rings are emptied (the last session's
+ * events were written at its aclFinalize) and take the configured size. A
+ * ring that cannot grow keeps its size. */
+static void reset_rings(uint32_t cap)
+{
+    pthread_mutex_lock(&list_lock);
+    for (struct ring *r = rings; r; r = r->next) {
+        pthread_mutex_lock(&r->lock);
+        if (r->cap != cap) {
+            struct ev *ev = aclsim__realloc(r->ev, (size_t)cap * sizeof *ev);
+            if (ev) {
+                r->ev = ev;
+                r->cap = cap;
+            }
+        }
+        r->head = r->count = 0;
+        r->dropped = 0;
+        r->has_pending = false;
+        pthread_mutex_unlock(&r->lock);
+    }
+    pthread_mutex_unlock(&list_lock);
+    atomic_store(&lost, 0);
+    atomic_store(&written, atomic_load(&recorded));
+}
+
 void aclsim__trace_configure(const struct aclsim__config *c)
 {
+    atomic_store(&ring_events, c->trace_events ? c->trace_events : DEFAULT_EVENTS);
+    reset_rings(atomic_load(&ring_events));
     pthread_mutex_lock(&config_lock);
     snprintf(trace_path, sizeof trace_path, "%s", c->trace_path);
     env_bits = (c->trace_path[0] ? ACLSIM_TRACE_TASKS | ACLSIM_TRACE_API | ACLSIM_TRACE_TX : 0) |
                (c->profile ? ACLSIM_TRACE_SUMMARY : 0);
     atomic_store(&env_tasks, (env_bits & ACLSIM_TRACE_TASKS) != 0);
-    if (c->trace_events)
-        atomic_store(&ring_events, c->trace_events);
     if (env_bits && !exit_registered)
         exit_registered = atexit(at_exit) == 0;
     publish_mask();
@@ -295,6 +320,12 @@ void aclsim__trace_submit(struct aclsim__stream *s, uint32_t epoch, uint64_t seq
     pthread_mutex_unlock(&r->lock);
 }
 
+/* "an event" -> "event" (the wait ops' what, for names). */
+static const char *noun(const char *what)
+{
+    return strncmp(what, "an ", 3) == 0 ? what + 3 : strncmp(what, "a ", 2) == 0 ? what + 2 : what;
+}
+
 static const char *task_name(const struct aclsim__task *t)
 {
     switch (t->kind) {
@@ -303,11 +334,11 @@ static const char *task_name(const struct aclsim__task *t)
     case ACLSIM_TASK_KERNEL: return "kernel";
     case ACLSIM_TASK_HOST_FUNC: return t->label ? t->label : "host function";
     case ACLSIM_TASK_RECORD: return "event record";
-    case ACLSIM_TASK_WAIT: return t->u.sync.ops->what;
+    case ACLSIM_TASK_WAIT: return noun(t->u.sync.ops->what);
     case ACLSIM_TASK_OVERFLOW: return "float overflow status";
     case ACLSIM_TASK_COPY2D: return "memcpy2d";
     case ACLSIM_TASK_MEMSET32: return "memset32";
-    case ACLSIM_TASK_SIGNAL: return t->u.sync.ops->what;
+    case ACLSIM_TASK_SIGNAL: return noun(t->u.sync.ops->what);
     case ACLSIM_TASK_REDUCE: return "reduce";
     case ACLSIM_TASK_RANDOM: return "random numbers";
     case ACLSIM_TASK_BATCH: return "memcpy batch";
@@ -387,7 +418,7 @@ void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, 
         f.cat = CAT_FLOW_EVENT;
         f.value = flow_id((uintptr_t)t->u.event.event, t->u.event.seq, 7);
         push(&f);
-    } else if (t->kind == ACLSIM_TASK_WAIT && strcmp(t->u.sync.ops->what, "event") == 0 &&
+    } else if (t->kind == ACLSIM_TASK_WAIT && strcmp(t->u.sync.ops->what, "an event") == 0 &&
                t->u.sync.value) {
         f.ph = PH_FLOW_IN;
         f.cat = CAT_FLOW_EVENT;
@@ -615,7 +646,10 @@ static void write_event(FILE *f, const struct ev *e, bool *first)
     else if (e->cat == CAT_TASK && e->kind == ACLSIM_TASK_WAIT)
         snprintf(name, sizeof name, "%s wait", e->text);
     else if (e->cat == CAT_TASK && e->kind == ACLSIM_TASK_SIGNAL)
-        snprintf(name, sizeof name, "%s record", e->text);
+        snprintf(name, sizeof name, "%s %s", e->text,
+                 strcmp(e->text, "event") == 0          ? "reset"
+                 : strcmp(e->text, "memory value") == 0 ? "write"
+                                                        : "record");
     else
         snprintf(name, sizeof name, "%s", e->text);
     fprintf(f, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u", phs[e->ph], e->pid, e->tid);
