@@ -266,7 +266,8 @@ void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, 
 /* What the worker's hook starts with: the time when tracing, else 0. */
 static inline uint64_t aclsim__trace_start(void)
 {
-    return aclsim__tracing(ACLSIM_TRACE_TASKS | ACLSIM_TRACE_SUMMARY) ? aclsim__now_ns() : 0;
+    return aclsim__tracing(ACLSIM_TRACE_TASKS | ACLSIM_TRACE_SUMMARY | ACLSIM_TRACE_TX)
+               ? aclsim__now_ns() : 0;
 }
 /* TRACE HOOK of kernel blocks: block index of kernel name ran on this worker. */
 void aclsim__trace_block(const struct aclsim__device *dev, const char *name, uint32_t index,

@@ -386,7 +386,9 @@ void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, 
         else if (t->kind == ACLSIM_TASK_KERNEL)
             summary_kernel(t->label, t->u.kernel.blocks, end - start);
     }
-    if (!aclsim__tracing(ACLSIM_TRACE_TASKS) || !device_traced(device))
+    /* (a mark task is msproftx's: it shows whenever marks do) */
+    if (!(aclsim__tracing(ACLSIM_TRACE_TASKS) && device_traced(device)) &&
+        !(t->kind == ACLSIM_TASK_MARK && aclsim__tracing(ACLSIM_TRACE_TX)))
         return;
     struct ev e = {.ts = start, .dur = end - start, .pid = (uint32_t)device + 1,
                    .tid = stream_tid(s->id, epoch), .stream = s->id, .aux2 = epoch,
