@@ -84,6 +84,15 @@ static aclError supported(const char *api)
     return aclsim__initialized() ? aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV) : ACL_SUCCESS;
 }
 
+/* n zeroed bytes, or NULL with 200000 (out of memory) for api. */
+static void *zalloc(size_t n, const char *api)
+{
+    void *p = aclsim__calloc(1, n);
+    if (!p)
+        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    return p;
+}
+
 /* msproftx is on: aclprofStart with ACL_PROF_MSPROFTX, or ACLSIM_TRACE. */
 static aclError tx_on(const char *api)
 {
@@ -279,11 +288,9 @@ aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums,
     }
     if (supported(api))
         return NULL;
-    struct aclprofConfig *c = aclsim__calloc(1, sizeof *c);
-    if (!c) {
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    struct aclprofConfig *c = zalloc(sizeof *c, api);
+    if (!c)
         return NULL;
-    }
     c->magic = CONFIG_MAGIC;
     c->devNums = deviceNums;
     if (deviceNums)
@@ -481,12 +488,9 @@ aclprofSubscribeConfig *aclprofCreateSubscribeConfig(int8_t timeInfoSwitch,
     }
     if (supported(api))
         return NULL;
-    struct aclprofSubscribeConfig *c = aclsim__malloc(sizeof *c);
-    if (!c) {
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
-        return NULL;
-    }
-    *c = (struct aclprofSubscribeConfig){timeInfoSwitch, aicoreMetrics, fd};
+    struct aclprofSubscribeConfig *c = zalloc(sizeof *c, api);
+    if (c)
+        *c = (struct aclprofSubscribeConfig){timeInfoSwitch, aicoreMetrics, fd};
     return c;
 }
 
@@ -706,12 +710,7 @@ const char *aclprofGetOpAttriValue(const void *opInfo, size_t opInfoLen, uint32_
 aclprofStepInfo *aclprofCreateStepInfo(void)
 {
     static const char api[] = "aclprofCreateStepInfo";
-    if (supported(api))
-        return NULL;
-    aclprofStepInfo *s = aclsim__calloc(1, sizeof *s);
-    if (!s)
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
-    return s;
+    return supported(api) ? NULL : zalloc(sizeof(aclprofStepInfo), api);
 }
 
 void aclprofDestroyStepInfo(aclprofStepInfo *stepinfo)
@@ -752,11 +751,9 @@ void *aclprofCreateStamp(void)
     static const char api[] = "aclprofCreateStamp";
     if (supported(api) || tx_on(api))
         return NULL;
-    struct stamp *s = aclsim__calloc(1, sizeof *s);
-    if (!s) {
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+    struct stamp *s = zalloc(sizeof *s, api);
+    if (!s)
         return NULL;
-    }
     s->magic = STAMP_MAGIC;
     pthread_mutex_lock(&lock);
     s->next = stamps;
@@ -781,23 +778,35 @@ void aclprofDestroyStamp(void *stamp)
     aclsim__log(ACLSIM_LOG_WARNING, "aclprofDestroyStamp: %p is not a live stamp", stamp);
 }
 
-/* Copies live stamp's message into msg; 100000 if stamp is not live. */
-static aclError stamp_message(void *stamp, char msg[STAMP_MSG_MAX], const char *api)
+/* Under lock: copies msg (if not NULL, len bytes at most) into live stamp,
+ * or its message into out (if not NULL); 100000 if stamp is not live. */
+static aclError stamp_access(void *stamp, const char *msg, size_t len, char *out, const char *api)
 {
-    if (!stamp)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stamp is NULL");
     pthread_mutex_lock(&lock);
     struct stamp *s = stamps;
     while (s && s != stamp)
         s = s->next;
-    if (s)
-        memcpy(msg, s->msg, STAMP_MSG_MAX);
+    if (s && msg) {
+        size_t n = strnlen(msg, len);
+        memcpy(s->msg, msg, n);
+        s->msg[n] = 0;
+    }
+    if (s && out)
+        memcpy(out, s->msg, STAMP_MSG_MAX);
     pthread_mutex_unlock(&lock);
     if (!s)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stamp %p is not a stamp from aclprofCreateStamp (or was destroyed)",
                             stamp);
     return ACL_SUCCESS;
+}
+
+/* Copies live stamp's message into msg; 100000 if stamp is not live. */
+static aclError stamp_message(void *stamp, char msg[STAMP_MSG_MAX], const char *api)
+{
+    if (!stamp)
+        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "stamp is NULL");
+    return stamp_access(stamp, NULL, 0, msg, api);
 }
 
 aclError aclprofSetStampTraceMessage(void *stamp, const char *msg, uint32_t msgLen)
@@ -809,23 +818,7 @@ aclError aclprofSetStampTraceMessage(void *stamp, const char *msg, uint32_t msgL
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "msgLen %u is too long: less than %d bytes", msgLen, STAMP_MSG_MAX);
     aclError err = supported(api);
-    if (err)
-        return err;
-    pthread_mutex_lock(&lock);
-    struct stamp *s = stamps;
-    while (s && s != stamp)
-        s = s->next;
-    if (s) {
-        size_t n = strnlen(msg, msgLen);
-        memcpy(s->msg, msg, n);
-        s->msg[n] = 0;
-    }
-    pthread_mutex_unlock(&lock);
-    if (!s)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "stamp %p is not a stamp from aclprofCreateStamp (or was destroyed)",
-                            stamp);
-    return ACL_SUCCESS;
+    return err ? err : stamp_access(stamp, msg, msgLen, NULL, api);
 }
 
 /* The checks every stamp function starts with. */
