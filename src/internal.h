@@ -1252,5 +1252,7 @@ void aclsim__ranges_forget_after_fork(void);
 void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
 void aclsim__snapshot_forget_after_fork(void);
+void aclsim__trace_forget_after_fork(void);              /* trace.c and prof.c's locks */
+void aclsim__prof_forget_after_fork(void);
 
 #endif /* ACLSIM_INTERNAL_H */

@@ -1124,3 +1124,10 @@ void mstxDomainRangeEnd(mstxDomainHandle_t domain, mstxRangeId id)
         aclsim__log(ACLSIM_LOG_WARNING, "mstxDomainRangeEnd: %llu is not an open range of "
                                         "domain %s", (unsigned long long)id, domain->name);
 }
+
+/* fork() child (THE FORK RULE): new locks. */
+void aclsim__prof_forget_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    pthread_mutex_init(&intern_lock, NULL);
+}

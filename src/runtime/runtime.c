@@ -281,6 +281,7 @@ static void atfork_child(void)
     aclsim__devctl_forget_after_fork();
     aclsim__initcb_forget_after_fork();
     aclsim__snapshot_forget_after_fork();
+    aclsim__trace_forget_after_fork();
     aclsim__tls_worker = false;   /* fork() from a host function or kernel */
     aclsim__tls_device = NULL;
     aclsim__tls_stream = NULL;

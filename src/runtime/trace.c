@@ -374,6 +374,8 @@ void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, 
                         bool discarded)
 {
     uint64_t end = aclsim__now_ns();
+    if (t->kind == ACLSIM_TASK_WAIT)
+        start = end;   /* (the loop's start may precede the record that let it pass) */
     uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
     int32_t device = s->device->id;
     char dir[4] = "";
@@ -807,7 +809,8 @@ bool aclsim__trace_write(const char *path)
     free(starts);
     dropped += atomic_load(&lost);
     /* Names: one process per device, a track per stream and per thread. */
-    qsort(set.v, set.n, sizeof *set.v, cmp_seen);
+    if (set.n)
+        qsort(set.v, set.n, sizeof *set.v, cmp_seen);
     uint32_t last_pid = UINT32_MAX;
     for (size_t i = 0; i < set.n; i++) {
         const struct seen *t = &set.v[i];
@@ -865,4 +868,18 @@ static void at_exit(void)
     if (atomic_load(&recorded) != atomic_load(&written))
         write_configured();
     summary_print();
+}
+
+/* fork() child (THE FORK RULE): the parent's other threads are gone, maybe
+ * holding a lock; every lock is made new. Their rings stay owned (no thread
+ * will use them again) and their events are kept: the child's file includes
+ * what the parent recorded before the fork. */
+void aclsim__trace_forget_after_fork(void)
+{
+    pthread_mutex_init(&list_lock, NULL);
+    pthread_mutex_init(&config_lock, NULL);
+    pthread_mutex_init(&stat_lock, NULL);
+    for (struct ring *r = rings; r; r = r->next)
+        pthread_mutex_init(&r->lock, NULL);
+    aclsim__prof_forget_after_fork();
 }
