@@ -70,10 +70,19 @@ static struct range *ranges;             /* open ranges */
 static size_t nranges, cap_ranges;
 static uint64_t next_range = 1;
 
-/* aclprofPush / aclprofRangePushEx, per thread. */
-static _Thread_local struct pushed { uint64_t start; bool ex; char msg[STAMP_MSG_MAX]; }
-    tls_stack[PUSH_DEPTH];
+/* aclprofPush / aclprofRangePushEx, per thread: allocated by a thread's
+ * first push (18 KiB would be too much static TLS for every thread), freed
+ * when it exits. */
+struct pushed { uint64_t start; bool ex; char msg[STAMP_MSG_MAX]; };
+static _Thread_local struct pushed *tls_stack;
 static _Thread_local uint32_t tls_depth;
+static pthread_key_t stack_key;
+static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
+
+static void make_stack_key(void)
+{
+    pthread_key_create(&stack_key, free);
+}
 
 static const char tx_domain[] = "msproftx";
 static const char mstx_domain[] = "mstx";
@@ -844,6 +853,12 @@ aclError aclprofMark(void *stamp)
 
 static aclError push(const char *msg, bool ex, const char *api)
 {
+    if (!tls_stack) {
+        pthread_once(&stack_once, make_stack_key);
+        if (!(tls_stack = aclsim__malloc(PUSH_DEPTH * sizeof *tls_stack)))
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
+        pthread_setspecific(stack_key, tls_stack);
+    }
     if (tls_depth == PUSH_DEPTH)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "%d ranges are open on this thread already (pop some first)",
