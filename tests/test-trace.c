@@ -75,7 +75,15 @@ static void start_traced(const char *events)
     EXPECT_OK(aclrtSetDevice(0));
 }
 
-/* The slices (ph X, cat task) of one stream track, in file order. */
+static int by_ts(const void *a, const void *b)
+{
+    double x = ev_num(*(const cJSON *const *)a, "ts"), y = ev_num(*(const cJSON *const *)b, "ts");
+    return x < y ? -1 : x > y;
+}
+
+/* The slices (ph X, cat task) of one stream track, in time order (the file
+ * lists each thread's record in turn: a stream's tasks run by two workers
+ * are in two places). */
 static int stream_slices(const cJSON *root, int pid, int tid, const cJSON **out, int max)
 {
     int n = 0;
@@ -84,6 +92,7 @@ static int stream_slices(const cJSON *root, int pid, int tid, const cJSON **out,
         if (ev_is(e, "X", "task", NULL) && ev_num(e, "pid") == pid && ev_num(e, "tid") == tid &&
             n < max)
             out[n++] = e;
+    qsort(out, (size_t)n, sizeof *out, by_ts);
     return n;
 }
 
@@ -276,15 +285,16 @@ static void test_dropped(void **state)
     assert_true(ev_arg_num(note, "dropped") > 0);
     /* what is kept is bounded: 16 per ring, plus the pending call slice and notes */
     assert_true(trace_other(root, "events") <= 16.0 * 8);
-    /* the newest memsets are kept, consecutive in the stream */
+    /* the kept memsets (the newest of each worker's ring) in stream order */
     const cJSON *kept[32];
     int n = 0;
     cJSON_ArrayForEach(e, trace_events(root))
         if (ev_is(e, "X", "task", "memset") && n < 32)
             kept[n++] = e;
-    assert_true(n > 0 && n <= 16);
+    qsort(kept, (size_t)n, sizeof *kept, by_ts);
+    assert_true(n > 0 && n <= 32);   /* (a ring per worker) */
     for (int i = 1; i < n; i++)
-        assert_int_equal((int)ev_arg_num(kept[i], "task"), (int)ev_arg_num(kept[0], "task") + i);
+        assert_true(ev_arg_num(kept[i], "task") > ev_arg_num(kept[i - 1], "task"));
     cJSON_Delete(root);
 }
 
@@ -514,10 +524,8 @@ static void test_threads(void **state)
         const cJSON *s[ROUNDS + 1];
         int n = stream_slices(root, (int)ev_num(e, "pid"), tid, s, ROUNDS + 1);
         assert_int_equal(n, ROUNDS);
-        for (int i = 1; i < n; i++) {
+        for (int i = 1; i < n; i++)   /* in time order, the stream's order */
             assert_int_equal((int)ev_arg_num(s[i], "task"), (int)ev_arg_num(s[0], "task") + i);
-            assert_true(ev_num(s[i], "ts") >= ev_num(s[i - 1], "ts"));
-        }
     }
     assert_int_equal(tracks, RACERS);
     cJSON_Delete(root);
