@@ -11,9 +11,11 @@
 // work as C++; only ACLSIM_DEVICE_VAR_STATIC is C only).
 #include "acl/acl.h"
 #include "acl/acl_platform.h"
+#include "acl/acl_prof.h"
 #include "acl/acl_rt_allocator.h"
 #include "acl/acl_rt_api.h"
 #include "aclsim/aclsim.h"
+#include "mstx/ms_tools_ext.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +215,9 @@ void check_macros()
 
 int main()
 {
+    // acl/acl_prof.h and mstx/ms_tools_ext.h link from C++ (docs/tracing.md)
+    CHECK(aclprofStr2Id("MatMul") == aclprofStr2Id("MatMul"));
+    CHECK(mstxRangeStartA("off", nullptr) == MSTX_INVALID_ID);
     describe(var_scalar, &cxx_scalar, sizeof cxx_scalar, alignof(int), "cxx_scalar", __LINE__);
     describe(var_array, cxx_array, sizeof cxx_array, alignof(float), "cxx_array", __LINE__);
     describe(var_struct, &cxx_struct, sizeof cxx_struct, alignof(Pair), "cxx_struct", __LINE__);
