@@ -167,7 +167,7 @@ def render(events, other, width, t_from=None, t_to=None):
     # Arrows between streams (event record -> wait).
     out.append('<g class="flows" stroke="#444" stroke-width="0.8" fill="none">')
     for fid, (key_in, ts_in, cat) in flows_in.items():
-        if cat != "event" or fid not in flows_out:
+        if cat not in ("event", "notify") or fid not in flows_out:
             continue
         key_out, ts_out, _ = flows_out[fid]
         if key_out not in row_of or key_in not in row_of:

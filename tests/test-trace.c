@@ -260,6 +260,41 @@ static void test_timeline(void **state)
     cJSON_Delete(root);
 }
 
+/* A notify recorded on one stream releases a wait on another: an arrow
+ * (cat notify) from the record's slice to the wait's. */
+static void test_notify_flow(void **state)
+{
+    (void)state;
+    start_traced(NULL);
+    aclrtStream a, b;
+    EXPECT_OK(aclrtCreateStream(&a));
+    EXPECT_OK(aclrtCreateStream(&b));
+    aclrtNotify n;
+    EXPECT_OK(aclrtCreateNotify(&n, 0));
+    EXPECT_OK(aclrtWaitAndResetNotify(n, b, 0));   /* b parks until a records */
+    sleep_ms(2);
+    EXPECT_OK(aclrtRecordNotify(n, a));
+    EXPECT_OK(aclrtSynchronizeStream(b));
+    EXPECT_OK(aclrtSynchronizeStream(a));
+    EXPECT_OK(aclrtDestroyNotify(n));
+    EXPECT_OK(aclrtDestroyStream(a));
+    EXPECT_OK(aclrtDestroyStream(b));
+    EXPECT_OK(aclrtResetDevice(0));
+    EXPECT_OK(aclFinalize());
+    cJSON *root = trace_load(path);
+    const cJSON *rec = task_named(root, "notify record"), *wait = task_named(root, "notify wait");
+    assert_int_not_equal((int)ev_num(rec, "tid"), (int)ev_num(wait, "tid"));
+    assert_true(ev_num(wait, "ts") >= ev_num(rec, "ts") - 0.0015);
+    const cJSON *out_flow = trace_find(root, "s", "notify", NULL);
+    const cJSON *in_flow = trace_find(root, "f", "notify", NULL);
+    assert_non_null(out_flow);
+    assert_non_null(in_flow);
+    assert_true(ev_num(out_flow, "id") == ev_num(in_flow, "id"));
+    assert_true(ev_num(out_flow, "tid") == ev_num(rec, "tid"));
+    assert_true(ev_num(in_flow, "tid") == ev_num(wait, "tid"));
+    cJSON_Delete(root);
+}
+
 /* A ring of 16 events per thread: the oldest go, and the file says how many. */
 static void test_dropped(void **state)
 {
@@ -535,6 +570,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_timeline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_notify_flow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_file, setup, teardown),

@@ -32,7 +32,7 @@ atomic_uint aclsim__trace_mask;
 enum ph { PH_SLICE, PH_INSTANT, PH_FLOW_OUT, PH_FLOW_IN };
 enum track { TRK_HOST, TRK_WORKER, TRK_STREAM, TRK_STREAM_DEFAULT };
 enum cat { CAT_API, CAT_TASK, CAT_BLOCK, CAT_COPY, CAT_TX, CAT_FLOW_EVENT, CAT_FLOW_CALL,
-           CAT_NOTE };
+           CAT_NOTE, CAT_FLOW_NOTIFY };
 
 struct ev {
     uint64_t ts, dur;   /* ns */
@@ -370,6 +370,47 @@ static void summary_copy(const char *label, const char *dir, size_t bytes, uint6
                          int32_t device);
 static void summary_kernel(const char *name, uint32_t blocks, uint64_t ns);
 
+/* Notifies have no record sequence numbers: the tracer remembers, per
+ * notify, the arrow of its latest record, for the waits it releases (a
+ * small table; a collision forgets an arrow, nothing else). */
+#define NOTIFY_SLOTS 256
+static pthread_mutex_t notify_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { const void *obj; uint64_t flow; } notify_flows[NOTIFY_SLOTS];
+static uint64_t notify_records;
+
+static size_t notify_slot(const void *obj)
+{
+    return (size_t)(((uintptr_t)obj >> 4) * 0x9E3779B97F4A7C15ull >> 56) % NOTIFY_SLOTS;
+}
+
+/* A record of notify obj: its arrow's id. */
+static uint64_t notify_recorded(const void *obj)
+{
+    pthread_mutex_lock(&notify_lock);
+    size_t i = notify_slot(obj);
+    uint64_t id = flow_id((uintptr_t)obj, ++notify_records, 11);
+    notify_flows[i].obj = obj;
+    notify_flows[i].flow = id;
+    pthread_mutex_unlock(&notify_lock);
+    return id;
+}
+
+/* A wait on notify obj passed: the arrow of its latest record, or 0. */
+static uint64_t notify_released(const void *obj)
+{
+    pthread_mutex_lock(&notify_lock);
+    size_t i = notify_slot(obj);
+    uint64_t id = notify_flows[i].obj == obj ? notify_flows[i].flow : 0;
+    pthread_mutex_unlock(&notify_lock);
+    return id;
+}
+
+static bool is_notify(const struct aclsim__task *t)
+{
+    const char *what = t->u.sync.ops->what;
+    return strcmp(what, "a notify") == 0 || strcmp(what, "a counting notify") == 0;
+}
+
 void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, uint64_t start,
                         bool discarded)
 {
@@ -427,6 +468,16 @@ void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, 
         f.ph = PH_FLOW_IN;
         f.cat = CAT_FLOW_EVENT;
         f.value = flow_id((uintptr_t)t->u.sync.obj, t->u.sync.value, 7);
+        push(&f);
+    } else if (t->kind == ACLSIM_TASK_SIGNAL && is_notify(t)) {
+        f.ph = PH_FLOW_OUT;
+        f.cat = CAT_FLOW_NOTIFY;
+        f.value = notify_recorded(t->u.sync.obj);
+        push(&f);
+    } else if (t->kind == ACLSIM_TASK_WAIT && is_notify(t) &&
+               (f.value = notify_released(t->u.sync.obj))) {
+        f.ph = PH_FLOW_IN;
+        f.cat = CAT_FLOW_NOTIFY;
         push(&f);
     }
 }
@@ -637,6 +688,7 @@ static void write_event(FILE *f, const struct ev *e, bool *first)
     case CAT_COPY: cat = "copy"; break;
     case CAT_TX: cat = e->value ? (const char *)(uintptr_t)e->value : "msproftx"; break;
     case CAT_FLOW_EVENT: cat = "event"; break;
+    case CAT_FLOW_NOTIFY: cat = "notify"; break;
     case CAT_FLOW_CALL: cat = "launch"; break;
     case CAT_NOTE: cat = "aclsim"; break;
     default: break;
@@ -879,6 +931,7 @@ void aclsim__trace_forget_after_fork(void)
     pthread_mutex_init(&list_lock, NULL);
     pthread_mutex_init(&config_lock, NULL);
     pthread_mutex_init(&stat_lock, NULL);
+    pthread_mutex_init(&notify_lock, NULL);
     for (struct ring *r = rings; r; r = r->next)
         pthread_mutex_init(&r->lock, NULL);
     aclsim__prof_forget_after_fork();
