@@ -361,6 +361,40 @@ static void test_stamps(void **state)
     EXPECT_OK(aclprofDestroyConfig(tx));
 }
 
+/* Long messages are cut in the file without splitting a UTF-8 character. */
+static void test_long_names(void **state)
+{
+    (void)state;
+    prof_init();
+    aclprofConfig *tx = config(ACL_PROF_MSPROFTX, 1, 0);
+    EXPECT_OK(aclprofStart(tx));
+    char msg[101];
+    for (int i = 0; i < 50; i++)
+        memcpy(msg + 2 * i, "\xc3\xa9", 2);   /* e-acute, 2 bytes each */
+    msg[100] = 0;
+    mstxMarkA(msg, NULL);
+    memmove(msg, msg + 1, 100);   /* starting in the middle: an odd length */
+    mstxMarkA(msg + 1, NULL);
+    EXPECT_OK(aclprofStop(tx));
+    cJSON *root = prof_done();
+    int marks = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, trace_events(root)) {
+        if (!ev_is(e, "i", "mstx", NULL))
+            continue;
+        marks++;
+        const char *name = ev_str(e, "name");
+        size_t n = strlen(name);
+        assert_true(n > 40 && n < 64);
+        assert_int_equal(n % 2, 0);   /* whole characters */
+        for (size_t i = 0; i < n; i += 2)
+            assert_memory_equal(name + i, "\xc3\xa9", 2);
+    }
+    assert_int_equal(marks, 2);
+    cJSON_Delete(root);
+    EXPECT_OK(aclprofDestroyConfig(tx));
+}
+
 static void test_str2id(void **state)
 {
     (void)state;
@@ -462,6 +496,8 @@ static void test_mstx(void **state)
     assert_int_not_equal(r, MSTX_INVALID_ID);
     mstxRangeEnd(r);
     mstxRangeEnd(r);   /* not open any more: ignored */
+    mstxDomainHandle_t q = mstxDomainCreateA("quote\"and\\slash");   /* escaped in the file */
+    mstxDomainMarkA(q, "in \"q\"", NULL);
     mstxDomainHandle_t d = mstxDomainCreateA("DoAclAdd_Inner");
     assert_non_null(d);
     assert_ptr_equal(mstxDomainCreateA("DoAclAdd_Inner"), d);
@@ -477,6 +513,7 @@ static void test_mstx(void **state)
     EXPECT_OK(aclprofStop(tx));
     cJSON *root = prof_done();
     assert_non_null(trace_find(root, "i", "mstx", "default mark"));
+    assert_non_null(trace_find(root, "i", "mstx:quote\"and\\slash", "in \"q\""));
     assert_int_equal(trace_count(root, "i", "mstx", "ignored"), 0);
     assert_int_equal(trace_count(root, "X", "mstx", "default range"), 1);
     assert_non_null(trace_find(root, "i", "mstx:DoAclAdd_Inner", "Create alpha aclScalar"));
@@ -554,6 +591,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_collection_follows_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stamps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_str2id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscription, setup, teardown),

@@ -244,7 +244,19 @@ static struct ring *lock_extend(uint64_t end)
 
 static void set_text(struct ev *e, const char *s)
 {
-    snprintf(e->text, sizeof e->text, "%s", s ? s : "");
+    int n = snprintf(e->text, sizeof e->text, "%s", s ? s : "");
+    if (n < (int)sizeof e->text)
+        return;
+    /* Cut: no UTF-8 sequence is left incomplete (the file stays valid UTF-8). */
+    size_t len = sizeof e->text - 1, i = len;
+    while (i > 0 && ((unsigned char)e->text[i - 1] & 0xC0) == 0x80)
+        i--;
+    if (i > 0 && ((unsigned char)e->text[i - 1] & 0x80)) {
+        unsigned char lead = (unsigned char)e->text[i - 1];
+        size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+        if (i - 1 + need > len)
+            e->text[i - 1] = 0;
+    }
 }
 
 static struct ev host_event(uint8_t ph, uint8_t cat, uint64_t ts, uint64_t dur)
@@ -712,7 +724,8 @@ static void write_event(FILE *f, const struct ev *e, bool *first)
     ts_field(f, "ts", e->ts);
     fputs(",\"name\":", f);
     put_string(f, e->ph == PH_FLOW_OUT || e->ph == PH_FLOW_IN ? cat : name);
-    fprintf(f, ",\"cat\":\"%s\"", cat);
+    fputs(",\"cat\":", f);
+    put_string(f, cat);   /* (an mstx domain's name is the user's) */
     if (e->ph == PH_SLICE)
         ts_field(f, "dur", e->dur);
     if (e->ph == PH_INSTANT)
