@@ -25,8 +25,12 @@ cJSON *trace_load(const char *path)
     text[n] = 0;
     fclose(f);
     cJSON *root = cJSON_Parse(text);
-    if (!root)
-        fail_msg("trace file %s is not JSON (near: %.60s)", path, cJSON_GetErrorPtr());
+    if (!root) {
+        char near[64];
+        snprintf(near, sizeof near, "%s", cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
+        free(text);
+        fail_msg("trace file %s is not JSON (near: %s)", path, near);
+    }
     free(text);
     assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "traceEvents")));
     return root;
