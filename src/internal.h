@@ -168,6 +168,11 @@ struct aclsim__config {
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
+    /* trace.c (docs/tracing.md): ACLSIM_TRACE (the Chrome trace file, "" for
+     * none), ACLSIM_TRACE_EVENTS (ring size per thread), ACLSIM_PROFILE. */
+    char trace_path[256];
+    uint32_t trace_events;
+    bool profile;
 };
 
 
@@ -234,7 +239,85 @@ static inline bool aclsim__initialized(void)
     return atomic_load_explicit(&aclsim__rt.initialized, memory_order_acquire);
 }
 aclError aclsim__not_initialized(const char *api);   /* the 100001 and its message */
+
+/* ---- trace.c: the tracer (docs/tracing.md) -------------------------------
+ * Hooks, each one marked "TRACE HOOK": aclsim__submit (stream.c), the
+ * worker's task loop (executor.c run_claimed), kernel blocks (kernel.c
+ * run_block), synchronous copies (memory.c, symbol.c), and API entry
+ * (ACLSIM_REQUIRE_INIT below). Off, each costs one relaxed load and a
+ * predictable branch: no lock, no allocation. */
+enum { ACLSIM_TRACE_TASKS = 1u,     /* stream tasks, kernel blocks, copies */
+       ACLSIM_TRACE_API = 2u,       /* a slice per runtime call per host thread */
+       ACLSIM_TRACE_TX = 4u,        /* aclprof stamps, mstx marks and ranges */
+       ACLSIM_TRACE_SUMMARY = 8u,   /* ACLSIM_PROFILE: per-variable and per-kernel totals */
+       ACLSIM_TRACE_OPS = 16u };    /* aclprof op subscription records (prof.c) */
+extern atomic_uint aclsim__trace_mask;
+static inline bool aclsim__tracing(unsigned what)
+{
+    return ACLSIM_UNLIKELY(atomic_load_explicit(&aclsim__trace_mask, memory_order_relaxed) & what);
+}
+/* The API slice of the outermost traced runtime call of this thread. */
+struct aclsim__api_scope { uint64_t start; const char *api; };
+void aclsim__trace_api_end(struct aclsim__api_scope *scope);
+struct aclsim__api_scope aclsim__trace_api_begin(const char *api);
+static inline void aclsim__api_scope_end(struct aclsim__api_scope *scope)
+{
+    if (ACLSIM_UNLIKELY(scope->start))
+        aclsim__trace_api_end(scope);
+}
+#define ACLSIM_TRACE_CAT_(a, b) a##b
+#define ACLSIM_TRACE_CAT(a, b) ACLSIM_TRACE_CAT_(a, b)
+#define ACLSIM_TRACE_API_SCOPE(api)                                                        \
+    __attribute__((cleanup(aclsim__api_scope_end))) struct aclsim__api_scope               \
+    ACLSIM_TRACE_CAT(aclsim__scope_, __LINE__) =                                           \
+        aclsim__tracing(ACLSIM_TRACE_API) ? aclsim__trace_api_begin(api)                   \
+                                          : (struct aclsim__api_scope){0, NULL}
+struct aclsim__stream;
+struct aclsim__task;
+struct aclsim__device;
+/* TRACE HOOK of aclsim__submit: task seq was queued on s (in its life epoch). */
+void aclsim__trace_submit(struct aclsim__stream *s, uint32_t epoch, uint64_t seq);
+/* TRACE HOOK of the worker: task t of s ran (or a wait passed) from start
+ * (ns), or was discarded without running (stopped by a failure). */
+void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, uint64_t start,
+                        bool discarded);
+/* What the worker's hook starts with: the time when tracing, else 0. */
+static inline uint64_t aclsim__trace_start(void)
+{
+    return aclsim__tracing(ACLSIM_TRACE_TASKS | ACLSIM_TRACE_SUMMARY | ACLSIM_TRACE_TX)
+               ? aclsim__now_ns() : 0;
+}
+/* TRACE HOOK of kernel blocks: block index of kernel name ran on this worker. */
+void aclsim__trace_block(const struct aclsim__device *dev, const char *name, uint32_t index,
+                         uint32_t blocks, uint64_t start);
+/* TRACE HOOK of synchronous copies: n bytes from src to dst, made by api
+ * on this thread from start; label: the variable, or NULL. */
+void aclsim__trace_sync_copy(const char *api, void *dst, const void *src, size_t n,
+                             const char *label, uint64_t start);
+/* An instant (a mark) or a slice from start for dur ns on the host track of
+ * thread (an aclsim__trace_thread number; 0: the calling thread): prof.c's
+ * stamps and mstx. domain: its category, a string that lives for ever. */
+void aclsim__trace_tx(const char *domain, const char *message, uint64_t start, uint64_t dur,
+                      bool slice, uint32_t thread);
+/* The calling thread's track number. */
+uint32_t aclsim__trace_thread(void);
+/* aclInit: applies the session's ACLSIM_TRACE/ACLSIM_TRACE_EVENTS/ACLSIM_PROFILE. */
+void aclsim__trace_configure(const struct aclsim__config *c);
+/* aclFinalize: writes the trace file (if any). */
+void aclsim__trace_finalize(void);
+/* aclFinalize: prof.c stops profiling (aclprofStop/aclprofFinalize implied). */
+void aclsim__prof_finalize(void);
+/* prof.c: what aclprofStart turned on (kept apart from ACLSIM_TRACE's), and
+ * the devices whose tasks it traces (bit d: device d). */
+void aclsim__trace_prof_bits(unsigned bits, uint32_t devices);
+/* Writes every event recorded so far to path (Chrome Trace Event JSON);
+ * false with errno on failure. */
+bool aclsim__trace_write(const char *path);
+/* (Also the tracer's API hook: see ACLSIM_TRACE_API_SCOPE in the trace.c
+ * section; it declares a variable, so the macro is a statement at block
+ * level.) */
 #define ACLSIM_REQUIRE_INIT(api)                                                 \
+    ACLSIM_TRACE_API_SCOPE(api);                                                 \
     do {                                                                         \
         if (ACLSIM_UNLIKELY(!aclsim__initialized()))                             \
             return aclsim__not_initialized(api);                                 \
@@ -523,7 +606,8 @@ enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNE
                          ACLSIM_TASK_SIGNAL, ACLSIM_TASK_REDUCE, ACLSIM_TASK_RANDOM,
                          ACLSIM_TASK_BATCH,
                          ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */,
-                         ACLSIM_TASK_CALLBACK };
+                         ACLSIM_TASK_CALLBACK,
+                         ACLSIM_TASK_MARK /* a profiling mark (prof.c): nothing to run; label */ };
 
 struct aclsim__event;
 struct aclsim__ri;
@@ -1423,5 +1507,7 @@ void aclsim__devctl_forget_after_fork(void);
 void aclsim__initcb_forget_after_fork(void);
 void aclsim__snapshot_forget_after_fork(void);
 void aclsim__modelri_forget_after_fork(void);            /* before the events and notifies */
+void aclsim__trace_forget_after_fork(void);              /* trace.c and prof.c's locks */
+void aclsim__prof_forget_after_fork(void);
 
 #endif /* ACLSIM_INTERNAL_H */

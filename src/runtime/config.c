@@ -336,7 +336,8 @@ static void json_value(const cJSON *item, const char *name, const char *origin, 
 
 /* ---- the settings ------------------------------------------------------ */
 
-enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, NSETTINGS };
+enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, S_TRACE, S_TRACE_EVENTS, S_PROFILE,
+       NSETTINGS };
 static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] = {
     {"ACLSIM_DEVICE_COUNT", "device_count", "\"aclsim\".\"device_count\""},
     {"ACLSIM_SOC_VERSION", "soc_version", "\"aclsim\".\"soc_version\""},
@@ -344,6 +345,9 @@ static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] =
     {"ACLSIM_WORKERS", "workers", "\"aclsim\".\"workers\""},
     {"ACLSIM_OP_TIMEOUT_INTERVAL_US", "op_timeout_interval_us",
      "\"aclsim\".\"op_timeout_interval_us\""},
+    {"ACLSIM_TRACE", "trace", "\"aclsim\".\"trace\""},              /* trace.c */
+    {"ACLSIM_TRACE_EVENTS", "trace_events", "\"aclsim\".\"trace_events\""},
+    {"ACLSIM_PROFILE", "profile", "\"aclsim\".\"profile\""},
 };
 
 /* The file's settings: the "aclsim" object, "err_msg_mode", "defaultDevice". */
@@ -369,7 +373,7 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
             return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
                                 "config file \"%s\": \"aclsim\" has no setting %s (the settings "
                                 "are device_count, soc_version, device_memory, workers, "
-                                "op_timeout_interval_us)",
+                                "op_timeout_interval_us, trace, trace_events, profile)",
                                 path, quote(c->string, q, sizeof q));
         }
         const cJSON *item;
@@ -493,6 +497,21 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
         if (!value_uint(v, 1, 100000000, &u))
             return refuse(v, "an op timeout interval from 1 to 100000000 microseconds");
         c->op_timeout_interval_us = (uint32_t)u;
+        break;
+    case S_TRACE:   /* the Chrome trace file (docs/tracing.md); "" for none */
+        if (!v->text)
+            return refuse(v, "a file path (a string)");
+        snprintf(c->trace_path, sizeof c->trace_path, "%s", v->text);
+        break;
+    case S_TRACE_EVENTS:
+        if (!value_uint(v, 16, 16777216, &u))
+            return refuse(v, "16 to 16777216 trace events per thread");
+        c->trace_events = (uint32_t)u;
+        break;
+    case S_PROFILE:
+        if (!value_uint(v, 0, 1, &u))
+            return refuse(v, "0 or 1");
+        c->profile = u == 1;
         break;
     }
     return ACL_SUCCESS;

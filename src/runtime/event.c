@@ -359,6 +359,7 @@ static aclError events_supported(const char *api)
 /* Looks up event for api: init, NULL (100000), SoC (207000), handle (107017). */
 static struct aclsim__event *event_for(aclrtEvent event, const char *api, aclError *err)
 {
+    ACLSIM_TRACE_API_SCOPE(api);   /* (the event calls check init here, not with ACLSIM_REQUIRE_INIT) */
     if (!aclsim__initialized()) {
         *err = aclsim__not_initialized(api);
         return NULL;
@@ -925,6 +926,7 @@ static int latest_record(struct aclsim__event *ev)
 static struct aclsim__event *query_checks(aclrtEvent event, const void *out, const char *name,
                                           const char *api, aclError *err)
 {
+    ACLSIM_TRACE_API_SCOPE(api);   /* (as event_for) */
     if (!aclsim__initialized()) {
         *err = aclsim__not_initialized(api);
         return NULL;

@@ -239,6 +239,8 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
     struct aclsim__task *first = claimed, *prev = NULL, *rest = NULL;
     uint64_t n = 0, total = 0;   /* not yet counted as completed; all handled */
     for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
+        uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (see the end of the loop) */
+        bool stopped = false;
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
             /* Force reset/finalize or aclrtStreamAbort: what has not started never will. */
             for (struct aclsim__task *x = t; x; x = x->next) {
@@ -255,6 +257,7 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
             if (t->kind == ACLSIM_TASK_WAIT && s->wait_task == t)
                 s->wait_task = NULL;   /* (parked before: stop_stream unparked it) */
             discard_one(t);
+            stopped = true;
         } else if (t->kind == ACLSIM_TASK_WAIT) {
             if (!aclsim__wait_ready(s, t)) {
                 rest = t;
@@ -280,6 +283,8 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
             if (user_code)
                 aclsim__tls_stream = NULL;
         }
+        if (ACLSIM_UNLIKELY(trace_start))
+            aclsim__trace_task(s, t, trace_start, stopped);   /* TRACE HOOK: a slice per task */
         task_release(t);
         n++;
         total++;

@@ -312,9 +312,12 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     jmp_buf *const outer_trap = tls_trap;
     tls_job = b;
     tls_trap = &env;
+    uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (with the call below) */
     if (setjmp(env) == 0)
         b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
     print_flush();   /* the block's unfinished printf line (aclsimPrint) */
+    if (ACLSIM_UNLIKELY(trace_start) && aclsim__tracing(ACLSIM_TRACE_TASKS))
+        aclsim__trace_block(b->dev, b->task->label, index, b->task->u.kernel.blocks, trace_start);
     tls_trap = outer_trap;
     tls_job = outer_job;
     aclsim__tls_kernel_device = NULL;

@@ -469,9 +469,12 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
     if (!err)
         err = aclsim__peer_copy_check(api, wd.device, ws.device);
     if (!err) {
+        uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (with the call below) */
         bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         copy_bytes(dst, src, count);
         aclsim__memory_write_end(guard);
+        if (ACLSIM_UNLIKELY(trace_start))
+            aclsim__trace_sync_copy(api, dst, src, count, NULL, trace_start);
     }
     aclsim__release_heaps(&hold);
     return err;

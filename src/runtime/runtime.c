@@ -85,6 +85,7 @@ aclError aclInit(const char *configPath)
         atomic_fetch_add(&aclsim__rt.session, 1);
         aclsim__rt.init_refs = 1;
         aclsim__memory_open();
+        aclsim__trace_configure(&node->config);   /* ACLSIM_TRACE, ACLSIM_PROFILE */
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
                     config.visible_count, config.physical_devices, config.soc_name,
@@ -217,6 +218,8 @@ static aclError finalize(bool run_callbacks)
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);
     aclsim__rt.init_refs = 0;
     aclsim__snapshot_finalize();   /* wakes calls waiting for an unlock */
+    aclsim__prof_finalize();       /* aclprof* state of the session */
+    aclsim__trace_finalize();      /* writes ACLSIM_TRACE's file: the devices have drained */
     aclsim__rt.finalizing = false;
     pthread_cond_broadcast(&aclsim__rt.changed);
     pthread_mutex_unlock(&aclsim__rt.lock);
@@ -293,6 +296,7 @@ static void atfork_child(void)
     aclsim__snapshot_forget_after_fork();
     aclsim__ipc_forget_after_fork();
     aclsim__tdt_forget_after_fork();
+    aclsim__trace_forget_after_fork();
     aclsim__tls_worker = false;   /* fork() from a host function or kernel */
     aclsim__tls_device = NULL;
     aclsim__tls_stream = NULL;

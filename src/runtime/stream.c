@@ -450,6 +450,8 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     pthread_mutex_unlock(&s->lock);
     if (idle)
         aclsim__schedule(s);
+    if (ACLSIM_UNLIKELY(aclsim__tracing(ACLSIM_TRACE_API)))
+        aclsim__trace_submit(s, ref.epoch, seq);   /* TRACE HOOK: the call -> task arrow */
     if (seq_out)
         *seq_out = seq;
     if (ref.handle)

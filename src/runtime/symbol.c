@@ -434,7 +434,7 @@ static struct user_slot *user_slot(void)
 /* Copies n bytes between host memory and an instance on ctx's device (I3):
  * either the copy runs while the device's session lives, or 107002. */
 static aclError copy_live(struct aclsim__context *ctx, void *dst, const void *src, size_t n,
-                          const char *api)
+                          const char *label, const char *api)
 {
     struct user_slot *u = user_slot();
     if (ACLSIM_UNLIKELY(!u)) {
@@ -454,8 +454,11 @@ static aclError copy_live(struct aclsim__context *ctx, void *dst, const void *sr
         atomic_store_explicit(&u->device, 0, memory_order_release);
         return context_gone(api);
     }
+    uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (with the call below) */
     memcpy(dst, src, n);
     atomic_store_explicit(&u->device, 0, memory_order_release);
+    if (ACLSIM_UNLIKELY(trace_start))
+        aclsim__trace_sync_copy(api, dst, src, n, label, trace_start);
     return ACL_SUCCESS;
 }
 
@@ -604,7 +607,7 @@ aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, 
     aclError err = check_symbol_copy(TO_SYMBOL, src, 0, symbol, count, offset, (int)kind, api,
                                      &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
-        err = copy_live(ctx, dev, src, count, api);
+        err = copy_live(ctx, dev, src, count, var->name, api);
     return err;
 }
 
@@ -621,7 +624,7 @@ aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, siz
     aclError err = check_symbol_copy(FROM_SYMBOL, dst, dstMax, symbol, count, offset, (int)kind,
                                      api, &ctx, &dev, &var);
     if (ACLSIM_LIKELY(!err))
-        err = copy_live(ctx, dst, dev, count, api);
+        err = copy_live(ctx, dst, dev, count, var->name, api);
     return err;
 }
 

@@ -11,12 +11,14 @@
 // work as C++; only ACLSIM_DEVICE_VAR_STATIC is C only).
 #include "acl/acl.h"
 #include "acl/acl_platform.h"
+#include "acl/acl_prof.h"
 #include "acl/acl_rt_allocator.h"
 #include "acl/acl_rt_memory_soma.h"
 #include "acl/acl_rt_api.h"
 #include "acl/acl_tdt.h"
 #include "acl/acl_tdt_queue.h"
 #include "aclsim/aclsim.h"
+#include "mstx/ms_tools_ext.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -244,6 +246,9 @@ void check_tdt()
 
 int main()
 {
+    // acl/acl_prof.h and mstx/ms_tools_ext.h link from C++ (docs/tracing.md)
+    CHECK(aclprofStr2Id("MatMul") == aclprofStr2Id("MatMul"));
+    CHECK(mstxRangeStartA("off", nullptr) == MSTX_INVALID_ID);
     describe(var_scalar, &cxx_scalar, sizeof cxx_scalar, alignof(int), "cxx_scalar", __LINE__);
     describe(var_array, cxx_array, sizeof cxx_array, alignof(float), "cxx_array", __LINE__);
     describe(var_struct, &cxx_struct, sizeof cxx_struct, alignof(Pair), "cxx_struct", __LINE__);
