@@ -643,7 +643,7 @@ struct queue_base {
 
 namespace AscendC {
 
-template <TPosition src, TPosition dst, int32_t depth
+template <TPosition src, TPosition dst, int32_t D
 #if __cplusplus >= 201703L
           , auto mask = 0
 #endif
@@ -652,8 +652,8 @@ class TQueBind : public aclsim_asc::queue_base {
 public:
     TQueBind()
     {
-        this->depth = depth;
-        init_name(src == dst ? "TQue" : "TQueBind", src, dst, src != dst, depth);
+        this->depth = D;
+        init_name(src == dst ? "TQue" : "TQueBind", src, dst, src != dst, D);
     }
     TQueBind(const TQueBind &) = delete;
     TQueBind &operator=(const TQueBind &) = delete;
@@ -668,12 +668,12 @@ public:
     void FreeAllEvent() {}
 };
 
-template <TPosition pos, int32_t depth
+template <TPosition pos, int32_t D
 #if __cplusplus >= 201703L
           , auto mask = 0
 #endif
           >
-class TQue : public TQueBind<pos, pos, depth> {};
+class TQue : public TQueBind<pos, pos, D> {};
 
 template <TPosition pos = TPosition::VECCALC> class TBuf {
 public:
