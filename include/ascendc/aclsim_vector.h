@@ -231,8 +231,47 @@ template <> struct is_lowf<bfloat16_t> : std::true_type {};
 template <class T> struct is_fp
     : std::integral_constant<bool, is_lowf<T>::value || std::is_floating_point<T>::value> {};
 
+/* half <-> float, inline (the vector loops' hot path): the same results as
+ * aclFloat16ToFloat / aclFloatToFloat16 (round to nearest even, NaN kept
+ * quiet with its payload). */
+inline float h2f(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0x1f)
+        bits = sign | 0x7f800000u | (man << 13);
+    else if (exp)
+        bits = sign | ((exp + 112u) << 23) | (man << 13);
+    else {
+        float f = (float)man * 5.9604644775390625e-8f;   /* subnormal: man * 2^-24, exact */
+        return sign ? -f : f;
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+inline uint16_t f2h(float value)
+{
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);
+    uint32_t exp = (bits >> 23) & 0xffu, man = bits & 0x7fffffu;
+    if (exp == 0xff)
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0));
+    int e = (int)exp - 112;                 /* the half's biased exponent */
+    if (e >= 0x1f)
+        return (uint16_t)(sign | 0x7c00u);
+    uint32_t m = man | (exp ? 0x800000u : 0);
+    int shift = e > 0 ? 13 : 14 - e;
+    if (shift > 24)
+        return sign;
+    uint32_t kept = m >> shift, rest = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    kept += rest > halfway || (rest == halfway && (kept & 1));
+    return (uint16_t)(sign | (e > 0 ? ((uint32_t)(e - 1) << 10) + kept : kept));
+}
+
 template <class T> inline double to_d(T v) { return (double)v; }
-inline double to_d(half v) { return (double)(float)v; }
+inline double to_d(half v) { return (double)h2f(v.bits); }
 inline double to_d(bfloat16_t v) { return (double)(float)v; }
 
 /* Rounds the signed value q (scaled so that the result is an integer) by mode. */
@@ -861,7 +900,7 @@ inline float to_float_odd(double d)
 }
 template <> inline half fin<half>(double d)
 {
-    half h(to_float_odd(d));
+    half h = half::from_bits(f2h(to_float_odd(d)));
     if ((h.bits & 0x7fffu) == 0x7c00u && std::isfinite(d)) {
         aclsimReportFloatOverflow();
         if (aclsimFloatOverflowMode() == 0)
