@@ -858,7 +858,8 @@ struct aclsim__fault_detail {
 /* A stack a block can be suspended on; a thread's own stack is a fiber with
  * stack == NULL (aclsim__fiber_native). The list links are the user's. */
 struct aclsim__fiber {
-    ucontext_t ctx;
+    ucontext_t ctx;                  /* the saved context (swapcontext builds) */
+    void *sp;                        /* the saved stack pointer (x86-64 builds) */
     void *stack;                     /* NULL: a thread's own stack */
     size_t stack_size;
     const void *bottom;              /* a thread's own stack (learned by ASan builds) */

@@ -1,7 +1,8 @@
 /*
  * Fibers: stacks on which kernel blocks can be suspended and resumed on the
- * same worker thread (Ascend C's SyncAll, kernel.c). A fiber is a ucontext
- * with a stack from a process-wide pool; stacks are mapped in slabs with a
+ * same worker thread (Ascend C's SyncAll, kernel.c). A fiber is a stack from
+ * a process-wide pool and a saved context (below: a few instructions on
+ * x86-64, swapcontext elsewhere); stacks are mapped in slabs with a
  * guard page below each and kept for the process's lifetime (their untouched
  * pages cost no memory). Switches are annotated for AddressSanitizer and
  * ThreadSanitizer, so both follow the stacks.
@@ -41,6 +42,59 @@
 #define FIBER_STACK (256u * 1024u)
 #endif
 #define FIBER_SLAB 16u
+
+/* The switch itself. On x86-64 a few instructions that save the callee-saved
+ * registers and the floating-point control words on the stack and change
+ * stacks (no system call, unlike swapcontext, which saves the signal mask);
+ * elsewhere swapcontext. */
+#if defined(__x86_64__) && !defined(ACLSIM_FIBER_UCONTEXT)
+#define FIBER_ASM 1
+void aclsim__fiber_swap(void **save_sp, void *new_sp);
+__asm__(".text\n"
+        ".globl aclsim__fiber_swap\n"
+        ".hidden aclsim__fiber_swap\n"
+        ".type aclsim__fiber_swap, @function\n"
+        "aclsim__fiber_swap:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    subq $8, %rsp\n"
+        "    stmxcsr (%rsp)\n"
+        "    fnstcw 4(%rsp)\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    ldmxcsr (%rsp)\n"
+        "    fldcw 4(%rsp)\n"
+        "    addq $8, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size aclsim__fiber_swap, .-aclsim__fiber_swap\n");
+
+/* A new stack whose first switch "returns" into entry, as if called. */
+static void *initial_sp(void *stack, size_t size, void (*entry)(void))
+{
+    uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
+    uint64_t *sp = (uint64_t *)top;
+    *--sp = 0;                          /* entry's return address: it never returns */
+    *--sp = (uint64_t)(uintptr_t)entry; /* where ret goes */
+    for (int i = 0; i < 6; i++)
+        *--sp = 0;                      /* rbp, rbx, r12-r15 */
+    uint32_t mxcsr;
+    uint16_t fcw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fcw));
+    *--sp = (uint64_t)mxcsr | (uint64_t)fcw << 32;
+    return sp;
+}
+#endif
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclsim__fiber *pool;   /* free fibers (each with its stack) */
@@ -90,11 +144,15 @@ struct aclsim__fiber *aclsim__fiber_new(void (*entry)(void))
     struct aclsim__fiber *f = pool;
     pool = f->pool_next;
     pthread_mutex_unlock(&pool_lock);
+#ifdef FIBER_ASM
+    f->sp = initial_sp(f->stack, f->stack_size, entry);
+#else
     getcontext(&f->ctx);
     f->ctx.uc_stack.ss_sp = f->stack;
     f->ctx.uc_stack.ss_size = f->stack_size;
     f->ctx.uc_link = NULL;   /* entry never returns */
     makecontext(&f->ctx, entry, 0);
+#endif
     f->asan_fake = NULL;
     f->next = NULL;
 #ifdef FIBER_TSAN
@@ -152,7 +210,11 @@ void aclsim__fiber_switch(struct aclsim__fiber *from, struct aclsim__fiber *to, 
 #ifdef FIBER_TSAN
     __tsan_switch_to_fiber(to->tsan, 0);
 #endif
+#ifdef FIBER_ASM
+    aclsim__fiber_swap(&from->sp, to->sp);
+#else
     swapcontext(&from->ctx, &to->ctx);
+#endif
     arrived(from);
 }
 
