@@ -660,7 +660,6 @@ struct queue_base {
     template <class T> void free_tensor(const AscendC::LocalTensor<T> &t)
     {
         buf_rec *r = own(t.rec(), "FreeTensor");
-        (void)t.GetSize();
         if (r->state == REC_FREE)
             fail("%s::FreeTensor: buffer %u is free already (double FreeTensor)", name,
                  r->index);
@@ -753,7 +752,9 @@ public:
 class TPipe {
 public:
     TPipe() { aclsim_asc::local()[aclsim_asc::BL_PIPE] = (uint64_t)(uintptr_t)this; }
-    ~TPipe() { Destroy(); }
+    /* The queues and buffers may be gone already (destroyed before the
+     * pipe, or out of scope): the destructor does not touch them. */
+    ~TPipe() { forget(); }
     TPipe(const TPipe &) = delete;
     TPipe &operator=(const TPipe &) = delete;
 
@@ -793,9 +794,7 @@ public:
     void Destroy()
     {
         Reset();
-        uint64_t *l = aclsimKernelDeviceSlot() != ACLSIM_HOST_SLOT ? aclsim_asc::local() : nullptr;
-        if (l && l[aclsim_asc::BL_PIPE] == (uint64_t)(uintptr_t)this)
-            l[aclsim_asc::BL_PIPE] = 0;
+        forget();
     }
     void Init() {}
     template <HardEvent evt> TEventID AllocEventID() { return 0; }
@@ -806,6 +805,14 @@ public:
     uint32_t used() const { return used_; }
 
 private:
+    void forget()
+    {
+        uint64_t *l = aclsimKernelDeviceSlot() != ACLSIM_HOST_SLOT ? aclsim_asc::local() : nullptr;
+        if (l && l[aclsim_asc::BL_PIPE] == (uint64_t)(uintptr_t)this)
+            l[aclsim_asc::BL_PIPE] = 0;
+        nq_ = 0;
+        used_ = 0;
+    }
     template <class Q> bool init_queue(Q &que, uint8_t num, uint32_t len)
     {
         if (num == 0 || num > aclsim_asc::MAX_QUE_BUFS)
