@@ -29,6 +29,7 @@
 #endif
 #endif
 #ifdef FIBER_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #ifdef FIBER_TSAN
@@ -144,6 +145,10 @@ struct aclsim__fiber *aclsim__fiber_new(void (*entry)(void))
     struct aclsim__fiber *f = pool;
     pool = f->pool_next;
     pthread_mutex_unlock(&pool_lock);
+#ifdef FIBER_ASAN
+    /* frames of the stack's previous use may have left poisoned shadow */
+    __asan_unpoison_memory_region(f->stack, f->stack_size);
+#endif
 #ifdef FIBER_ASM
     f->sp = initial_sp(f->stack, f->stack_size, entry);
 #else
