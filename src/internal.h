@@ -150,6 +150,7 @@ struct aclsim__config {
     uint32_t visible[ACLSIM_MAX_DEVICES];    /* user id -> logic id (= physical id) */
     bool symbols_supported;                  /* from the SoC's product family */
     int32_t default_device;                  /* aclInit "defaultDevice", or -1 */
+    bool serial_blocks;                      /* ACLSIM_BLOCK_ORDER=serial (kernel.c) */
 };
 
 

@@ -336,7 +336,7 @@ static void json_value(const cJSON *item, const char *name, const char *origin, 
 
 /* ---- the settings ------------------------------------------------------ */
 
-enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, NSETTINGS };
+enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, S_BLOCK_ORDER, NSETTINGS };
 static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] = {
     {"ACLSIM_DEVICE_COUNT", "device_count", "\"aclsim\".\"device_count\""},
     {"ACLSIM_SOC_VERSION", "soc_version", "\"aclsim\".\"soc_version\""},
@@ -344,6 +344,7 @@ static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] =
     {"ACLSIM_WORKERS", "workers", "\"aclsim\".\"workers\""},
     {"ACLSIM_OP_TIMEOUT_INTERVAL_US", "op_timeout_interval_us",
      "\"aclsim\".\"op_timeout_interval_us\""},
+    {"ACLSIM_BLOCK_ORDER", "block_order", "\"aclsim\".\"block_order\""},
 };
 
 /* The file's settings: the "aclsim" object, "err_msg_mode", "defaultDevice". */
@@ -369,7 +370,7 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
             return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
                                 "config file \"%s\": \"aclsim\" has no setting %s (the settings "
                                 "are device_count, soc_version, device_memory, workers, "
-                                "op_timeout_interval_us)",
+                                "op_timeout_interval_us, block_order)",
                                 path, quote(c->string, q, sizeof q));
         }
         const cJSON *item;
@@ -494,6 +495,12 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
             return refuse(v, "an op timeout interval from 1 to 100000000 microseconds");
         c->op_timeout_interval_us = (uint32_t)u;
         break;
+    case S_BLOCK_ORDER:   /* kernel.c: how a launch's blocks are scheduled */
+        if (!v->text || (strcmp(v->text, "parallel") != 0 && strcmp(v->text, "serial") != 0))
+            return refuse(v, "parallel (blocks on all workers) or serial (one block at a time, "
+                             "in index order)");
+        c->serial_blocks = strcmp(v->text, "serial") == 0;
+        break;
     }
     return ACL_SUCCESS;
 }
@@ -514,6 +521,7 @@ static aclError configure_all(const cJSON *root, const char *path, struct aclsim
     c->device_memory = DEFAULT_MEMORY;
     c->workers = DEFAULT_WORKERS;
     c->op_timeout_interval_us = DEFAULT_OP_TIMEOUT_INTERVAL_US;
+    c->serial_blocks = false;
     for (int i = 0; i < NSETTINGS; i++) {
         if ((json[i].origin && (err = apply(i, &json[i], c))) ||
             (err = env_value(settings[i].env, &env[i])) ||

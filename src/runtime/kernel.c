@@ -171,6 +171,7 @@ struct block_job {
     atomic_uint finished;          /* blocks that ended (or were skipped) */
     unsigned gen;                  /* barrier generation, under bar_lock */
     bool released;                 /* the barrier can never complete: waiters leave */
+    bool serial;                   /* ACLSIM_BLOCK_ORDER=serial */
     atomic_ullong fewest;          /* (SyncAll calls << 32 | block) of the ended block with the fewest */
 };
 
@@ -463,7 +464,8 @@ struct sched {
     struct aclsim__fiber native;   /* the worker's own stack */
     struct aclsim__fiber *current; /* the stack running now */
     struct aclsim__fiber *idle;    /* stacks parked in the scheduler loop */
-    struct aclsim__fiber *waiting; /* stacks holding a block suspended in SyncAll */
+    struct aclsim__fiber *waiting; /* stacks holding a block suspended in SyncAll, */
+    struct aclsim__fiber **waiting_tail;   /* in the order they were suspended */
     struct aclsim__fiber *all;     /* every fiber taken from the pool (all_next) */
 };
 static _Thread_local struct sched *tls_sched;
@@ -569,6 +571,8 @@ static void sched_loop(struct sched *w)
         }
         f = *pf;
         *pf = f->next;
+        if (!f->next)
+            w->waiting_tail = pf;
         pthread_mutex_unlock(&b->bar_lock);
         struct aclsim__fiber *self = w->current;
         self->next = w->idle;   /* park: resumed when a suspended block needs a stack */
@@ -589,6 +593,7 @@ static void run_scheduler(struct aclsim__job *job, uint32_t index)
 {
     (void)index;
     struct sched w = {.b = (struct block_job *)job};
+    w.waiting_tail = &w.waiting;
     aclsim__fiber_native(&w.native);
     w.current = &w.native;
     struct sched *const outer = tls_sched;
@@ -618,34 +623,41 @@ void aclsimSyncAll(void)
         longjmp(*tls_trap, 1);   /* the launch failed: leave as its other blocks did */
     }
     unsigned n = atomic_fetch_add(&b->arrived, 1) + 1;
+    struct aclsim__fiber *self = w->current;
     if (n == b->blocks) {   /* the last one: everybody goes on */
         atomic_store(&b->arrived, 0);
         b->gen++;
         pthread_cond_broadcast(&b->bar_cond);
-        pthread_mutex_unlock(&b->bar_lock);
-        tls_local->syncs++;
-        return;
+        if (!b->serial) {
+            pthread_mutex_unlock(&b->bar_lock);
+            tls_local->syncs++;
+            return;
+        }
+        /* serial order: it goes on after the others, which arrived before it */
+        self->gen = b->gen - 1;
+    } else {
+        barrier_check(b);
+        if (b->released) {
+            pthread_mutex_unlock(&b->bar_lock);
+            longjmp(*tls_trap, 1);
+        }
+        self->gen = b->gen;
     }
-    barrier_check(b);
-    if (b->released) {
-        pthread_mutex_unlock(&b->bar_lock);
-        longjmp(*tls_trap, 1);
-    }
-    struct aclsim__fiber *self = w->current;
-    self->gen = b->gen;
     pthread_mutex_unlock(&b->bar_lock);
     print_flush();   /* another block may print on this thread meanwhile */
     struct aclsim__fiber *next = spare_stack(w);
     if (!next) {
         pthread_mutex_lock(&b->bar_lock);
-        atomic_fetch_sub(&b->arrived, 1);
+        if (self->gen == b->gen)   /* still counted as waiting (not the serial last one) */
+            atomic_fetch_sub(&b->arrived, 1);
         pthread_mutex_unlock(&b->bar_lock);
         aclsimTrap("SyncAll: out of memory for a stack to suspend the block on");
     }
     self->block = aclsim__tls_block_idx;
     self->trap = tls_local;
-    self->next = w->waiting;
-    w->waiting = self;
+    self->next = NULL;   /* appended: suspended blocks resume in the order they arrived */
+    *w->waiting_tail = self;
+    w->waiting_tail = &self->next;
     w->current = next;
     aclsim__fiber_switch(self, next, false);
     /* resumed by this worker's scheduler */
@@ -670,6 +682,9 @@ aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task 
     pthread_cond_init(&b.bar_cond, NULL);
     b.job.run = run_scheduler;
     uint32_t cores = t->u.kernel.cores ? t->u.kernel.cores : dev->nworkers;
+    b.serial = aclsim__config()->serial_blocks;
+    if (b.serial)
+        cores = 1;   /* one scheduler: blocks start, and resume, in index order */
     b.job.count = cores < b.blocks ? cores : b.blocks;   /* schedulers */
     uint64_t limit = aclsim__op_execute_timeout_ns();
     uint64_t start = aclsim__now_ns();
