@@ -865,6 +865,54 @@ inline TPipe *GetTPipePtr()
     return (TPipe *)(uintptr_t)aclsim_asc::local()[aclsim_asc::BL_PIPE];
 }
 
+/* ---- LocalMemAllocator (static tensor programming, without TPipe) ------------- */
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
+
+/* Hands out consecutive pieces of the block's UB (each rounded up to 32
+ * bytes), from its start. Not to be mixed with a TPipe (checked). */
+template <Hardware hard = Hardware::UB> class LocalMemAllocator {
+    static_assert(hard == Hardware::UB, "aclsim: LocalMemAllocator supports Hardware::UB only");
+
+public:
+    LocalMemAllocator() {}
+    uint32_t GetCurAddr() const { return cur_; }
+    template <class DataType, uint32_t tileSize> LocalTensor<DataType> Alloc()
+    {
+        return take<DataType>(tileSize);
+    }
+    template <TPosition pos, class DataType, uint32_t tileSize> LocalTensor<DataType> Alloc()
+    {
+        return take<DataType>(tileSize);
+    }
+    template <class DataType> LocalTensor<DataType> Alloc(uint32_t tileSize)
+    {
+        return take<DataType>(tileSize);
+    }
+    template <TPosition pos, class DataType> LocalTensor<DataType> Alloc(uint32_t tileSize)
+    {
+        return take<DataType>(tileSize);
+    }
+
+private:
+    template <class T> LocalTensor<T> take(uint32_t n)
+    {
+        if (aclsim_asc::local()[aclsim_asc::BL_PIPE])
+            aclsim_asc::fail("LocalMemAllocator::Alloc: the block has a TPipe (the static "
+                             "tensor style does not mix with TPipe)");
+        uint64_t bytes = ((uint64_t)n * sizeof(T) + 31) & ~31ull;
+        uint32_t ub = aclsimKernelUbSize();
+        if (cur_ + bytes > ub)
+            aclsim_asc::fail("LocalMemAllocator::Alloc: %u elements (%llu bytes) at UB offset %u "
+                             "need %llu bytes; the unified buffer has %u bytes (UB capacity "
+                             "exceeded)", n, (unsigned long long)n * sizeof(T), cur_,
+                             (unsigned long long)(cur_ + bytes), ub);
+        LocalTensor<T> t(nullptr, (T *)(void *)(aclsim_asc::ub_base() + cur_), n);
+        cur_ += (uint32_t)bytes;
+        return t;
+    }
+    uint32_t cur_ = 0;
+};
+
 } // namespace AscendC
 
 
