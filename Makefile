@@ -104,6 +104,9 @@ bench:
 	$(call configure_build,$(RELEASE_DIR),-DCMAKE_BUILD_TYPE=Release -DACLSIM_BUILD_TESTS=OFF)
 	@if [ -x $(RELEASE_DIR)/bench/aclsim-bench ]; then \
 	  ./$(RELEASE_DIR)/bench/aclsim-bench; \
+	  if [ -x $(RELEASE_DIR)/bench/aclsim-bench-vector ]; then \
+	    ./$(RELEASE_DIR)/bench/aclsim-bench-vector; \
+	  fi; \
 	else \
 	  echo "make bench: no benchmark yet ($(RELEASE_DIR)/bench/aclsim-bench not built; add bench/*.c)"; \
 	fi

@@ -173,6 +173,7 @@ struct aclsim__config {
     char trace_path[256];
     uint32_t trace_events;
     bool profile;
+    bool serial_blocks;                      /* ACLSIM_BLOCK_ORDER=serial (kernel.c) */
 };
 
 
@@ -990,6 +991,37 @@ struct aclsim__fault_detail {
     uint32_t args_len;
     void *func;               /* the kernel's aclrtFuncHandle */
 };
+/* ---- fiber.c: stacks for kernel blocks that wait for each other ---------- */
+#include <ucontext.h>
+/* A stack a block can be suspended on; a thread's own stack is a fiber with
+ * stack == NULL (aclsim__fiber_native). The list links are the user's. */
+struct aclsim__fiber {
+    ucontext_t ctx;                  /* the saved context (swapcontext builds) */
+    void *sp;                        /* the saved stack pointer (x86-64 builds) */
+    void *stack;                     /* NULL: a thread's own stack */
+    size_t stack_size;
+    const void *bottom;              /* a thread's own stack (learned by ASan builds) */
+    size_t size;
+    void *asan_fake, *tsan;          /* sanitizer bookkeeping */
+    struct aclsim__fiber *next, *all_next; /* the user's list links */
+    struct aclsim__fiber *pool_next; /* fiber.c's */
+    /* the user's: the block suspended on this stack */
+    uint32_t block;
+    unsigned gen;
+    void *trap;
+};
+/* f describes the calling thread's own stack. */
+void aclsim__fiber_native(struct aclsim__fiber *f);
+/* A fiber that starts in entry (which must never return), or NULL (out of
+ * memory). Its first act must be aclsim__fiber_started(). */
+struct aclsim__fiber *aclsim__fiber_new(void (*entry)(void));
+void aclsim__fiber_started(void);
+/* Back to the pool (not the running one, not a thread's own). */
+void aclsim__fiber_free(struct aclsim__fiber *f);
+/* Saves the running context in from and continues to; returns when someone
+ * switches back to from. from_ends: from will never run again. Same thread only. */
+void aclsim__fiber_switch(struct aclsim__fiber *from, struct aclsim__fiber *to, bool from_ends);
+
 /* Runs a kernel task: ACL_SUCCESS, or the code it failed with (507015 from
  * aclsimTrap, 507014 past the op execute timeout) with *d filled in. */
 aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
@@ -1488,6 +1520,7 @@ void aclsim__mbufs_finalize(void);                /* aclFinalize: frees shared b
 void aclsim__handles_forget_after_fork(bool discard);   /* discard: free ctx/stream/event handles */
 void aclsim__errors_forget_after_fork(void);
 void aclsim__kernels_forget_after_fork(void);
+void aclsim__fibers_forget_after_fork(void);
 void aclsim__symbols_forget_after_fork(void);
 void aclsim__devices_forget_after_fork(void);            /* contexts, streams, heaps, workers */
 void aclsim__context_forget_after_fork(struct aclsim__context *ctx);

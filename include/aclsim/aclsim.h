@@ -107,6 +107,39 @@ ACLSIM_API uint32_t aclsimKernelDeviceSlot(void);
  * prints the reason and aborts the process. See docs/failures.md. */
 ACLSIM_API void aclsimTrap(const char *reason) __attribute__((noreturn));
 
+/* Inside a kernel: waits until every block of the launch has called it
+ * (Ascend C's SyncAll: a barrier across all blocks, which all run at once as
+ * far as this is concerned; docs/ascendc-vector.md). A barrier that can never
+ * complete (blocks ended without reaching it) fails the launch like
+ * aclsimTrap. Outside a kernel it aborts the process. */
+ACLSIM_API void aclsimSyncAll(void);
+
+/* The unified buffer (UB) per core of the SoC the runtime simulates
+ * (ACLSIM_SOC_VERSION), in bytes: what Ascend C's TPipe may carve up. */
+ACLSIM_API uint32_t aclsimKernelUbSize(void);
+
+/* Inside a kernel: a warning about something CANN documents as allowed but
+ * that is usually a mistake (Ascend C's layer: DataCopy lengths rounded
+ * down). Logged as a warning naming the kernel and block; with
+ * ACLSIM_ASCENDC_STRICT=1 in the environment it fails the launch instead,
+ * like aclsimTrap. */
+ACLSIM_API void aclsimKernelWarn(const char *what);
+
+/* Inside a kernel: size bytes (64-byte aligned, contents undefined) that the
+ * running block owns until it ends, also when it fails; NULL when out of
+ * memory. For per-block storage such as Ascend C's unified buffer. */
+ACLSIM_API void *aclsimBlockAlloc(size_t size);
+
+/* Inside a kernel: ACLSIM_BLOCK_LOCAL_WORDS words private to the running
+ * block, zero when it starts (the Ascend C layer's per-block state). */
+#define ACLSIM_BLOCK_LOCAL_WORDS 16
+ACLSIM_API uint64_t *aclsimBlockLocal(void);
+
+/* The bytes from p to the end of the aclrtMalloc allocation holding it; 0
+ * when p is device memory that is not allocated, SIZE_MAX when p is not
+ * device memory (ordinary host memory cannot be checked). */
+ACLSIM_API size_t aclsimDeviceRoom(const void *p);
+
 /* Kernel output (Ascend C's printf): appends text to the calling thread's
  * line; each complete line is written to file descriptor 1 with one write(2),
  * prefixed "[device D, block B] " inside a kernel. A block's unfinished line

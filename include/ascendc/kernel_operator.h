@@ -8,5 +8,6 @@
 
 #include "aclsim_ascendc.h"
 #include "aclsim_tiling_key.h"   /* TILING_KEY_IS */
+#include "aclsim_vector.h"       /* TPipe, TQue, DataCopy, Add, ... */
 
 #endif /* ACLSIM_KERNEL_OPERATOR_H */

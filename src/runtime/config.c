@@ -337,7 +337,7 @@ static void json_value(const cJSON *item, const char *name, const char *origin, 
 /* ---- the settings ------------------------------------------------------ */
 
 enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, S_TRACE, S_TRACE_EVENTS, S_PROFILE,
-       NSETTINGS };
+       S_BLOCK_ORDER, NSETTINGS };
 static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] = {
     {"ACLSIM_DEVICE_COUNT", "device_count", "\"aclsim\".\"device_count\""},
     {"ACLSIM_SOC_VERSION", "soc_version", "\"aclsim\".\"soc_version\""},
@@ -348,6 +348,7 @@ static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] =
     {"ACLSIM_TRACE", "trace", "\"aclsim\".\"trace\""},              /* trace.c */
     {"ACLSIM_TRACE_EVENTS", "trace_events", "\"aclsim\".\"trace_events\""},
     {"ACLSIM_PROFILE", "profile", "\"aclsim\".\"profile\""},
+    {"ACLSIM_BLOCK_ORDER", "block_order", "\"aclsim\".\"block_order\""},
 };
 
 /* The file's settings: the "aclsim" object, "err_msg_mode", "defaultDevice". */
@@ -373,7 +374,8 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
             return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
                                 "config file \"%s\": \"aclsim\" has no setting %s (the settings "
                                 "are device_count, soc_version, device_memory, workers, "
-                                "op_timeout_interval_us, trace, trace_events, profile)",
+                                "op_timeout_interval_us, trace, trace_events, profile, "
+                                "block_order)",
                                 path, quote(c->string, q, sizeof q));
         }
         const cJSON *item;
@@ -513,6 +515,12 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
             return refuse(v, "0 or 1");
         c->profile = u == 1;
         break;
+    case S_BLOCK_ORDER:   /* kernel.c: how a launch's blocks are scheduled */
+        if (!v->text || (strcmp(v->text, "parallel") != 0 && strcmp(v->text, "serial") != 0))
+            return refuse(v, "parallel (blocks on all workers) or serial (one block at a time, "
+                             "in index order)");
+        c->serial_blocks = strcmp(v->text, "serial") == 0;
+        break;
     }
     return ACL_SUCCESS;
 }
@@ -533,6 +541,7 @@ static aclError configure_all(const cJSON *root, const char *path, struct aclsim
     c->device_memory = DEFAULT_MEMORY;
     c->workers = DEFAULT_WORKERS;
     c->op_timeout_interval_us = DEFAULT_OP_TIMEOUT_INTERVAL_US;
+    c->serial_blocks = false;
     for (int i = 0; i < NSETTINGS; i++) {
         if ((json[i].origin && (err = apply(i, &json[i], c))) ||
             (err = env_value(settings[i].env, &env[i])) ||

@@ -287,6 +287,7 @@ static void atfork_child(void)
     pthread_cond_init(&aclsim__rt.changed, NULL);
     aclsim__symbols_forget_after_fork();
     aclsim__kernels_forget_after_fork();
+    aclsim__fibers_forget_after_fork();
     aclsim__handles_forget_after_fork(false);
     aclsim__errors_forget_after_fork();
     aclsim__callbacks_forget_after_fork();
