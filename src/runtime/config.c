@@ -336,7 +336,7 @@ static void json_value(const cJSON *item, const char *name, const char *origin, 
 
 /* ---- the settings ------------------------------------------------------ */
 
-enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, NSETTINGS };
+enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, S_CHECK, NSETTINGS };
 static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] = {
     {"ACLSIM_DEVICE_COUNT", "device_count", "\"aclsim\".\"device_count\""},
     {"ACLSIM_SOC_VERSION", "soc_version", "\"aclsim\".\"soc_version\""},
@@ -344,6 +344,7 @@ static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] =
     {"ACLSIM_WORKERS", "workers", "\"aclsim\".\"workers\""},
     {"ACLSIM_OP_TIMEOUT_INTERVAL_US", "op_timeout_interval_us",
      "\"aclsim\".\"op_timeout_interval_us\""},
+    {"ACLSIM_CHECK", "check", "\"aclsim\".\"check\""},
 };
 
 /* The file's settings: the "aclsim" object, "err_msg_mode", "defaultDevice". */
@@ -369,7 +370,7 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
             return aclsim__fail(ACL_ERROR_INVALID_PARAM, "aclInit",
                                 "config file \"%s\": \"aclsim\" has no setting %s (the settings "
                                 "are device_count, soc_version, device_memory, workers, "
-                                "op_timeout_interval_us)",
+                                "op_timeout_interval_us, check)",
                                 path, quote(c->string, q, sizeof q));
         }
         const cJSON *item;
@@ -494,6 +495,25 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
             return refuse(v, "an op timeout interval from 1 to 100000000 microseconds");
         c->op_timeout_interval_us = (uint32_t)u;
         break;
+    case S_CHECK: {   /* checker mode: check.c, docs/checker.md */
+        char bad[80], q[QUOTE_MAX * 4 + 64];
+        bool unsupported;
+        if (v->is_number ? !number_in(v->number, 0, 1, &u)
+                         : !v->text || !aclsim__check_parse(v->text, &c->check, bad, sizeof bad,
+                                                            &unsupported)) {
+            if (!v->is_number && v->text && unsupported)
+                return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclInit",
+                                    "%s (%s) is %s: detector \"%s\" is not implemented in this "
+                                    "version of aclsim (implemented: oob, stale, free-pending; "
+                                    "see docs/checker.md)", v->name, v->origin,
+                                    describe(v, q, sizeof q), bad);
+            return refuse(v, "0, 1, or detector names separated by commas (oob, stale, "
+                             "free-pending)");
+        }
+        if (v->is_number)
+            aclsim__check_parse(u ? "1" : "0", &c->check, bad, sizeof bad, &unsupported);
+        break;
+    }
     }
     return ACL_SUCCESS;
 }

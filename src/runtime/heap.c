@@ -81,6 +81,9 @@ void aclsim__heap_reset(struct aclsim__heap *h)
         return;
     pthread_rwlock_wrlock(&teardown_lock);
     pthread_rwlock_wrlock(&h->lock);
+    for (size_t i = 0; i < h->nallocs; i++)
+        if (ACLSIM_UNLIKELY(h->allocs[i].lead))   /* checker hook */
+            aclsim__check_forget(h, &h->allocs[i], "discarded by a reset of its device");
     if (h->committed) {
         madvise(h->base, h->committed, MADV_DONTNEED);
         mprotect(h->base, h->committed, PROT_NONE);
@@ -116,6 +119,7 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         h->nallocs = h->cap_allocs = h->nfree = h->cap_free = 0;
         h->used = h->committed = 0;
         h->generation++;
+        h->cursor = 0;
         memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     }
     pthread_rwlock_unlock(&h->lock);
@@ -159,6 +163,20 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
     if (size > __atomic_load_n(&h->capacity, __ATOMIC_RELAXED))
         return NULL;
     size_t span = round_up(size ? size : 1, MIN_SPAN);
+    /* Checker mode (check.c): guard zones before and after, and next fit. */
+    size_t lead = 0;
+    const char *site_api = NULL;
+    const void *site = NULL;
+    if (ACLSIM_UNLIKELY(aclsim__checking())) {   /* checker hook */
+        lead = aclsim__check_lead(align);
+        span = round_up(lead + size + ACLSIM_CHECK_TAIL, MIN_SPAN);
+        if (span < size)
+            return NULL;
+        site_api = aclsim__tls_site_api;
+        site = aclsim__tls_site;
+        aclsim__tls_site_api = NULL;
+        aclsim__tls_site = NULL;
+    }
     void *result = NULL;
     pthread_rwlock_wrlock(&h->lock);
     if (!h->base ||   /* destroyed meanwhile (aclFinalize) */
@@ -168,9 +186,19 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
          * allocations: room for nallocs + 2 means frees never need memory. */
         !grow((void **)&h->free, &h->cap_free, h->nallocs + 2, sizeof *h->free))
         goto out;
-    for (size_t i = 0; i < h->nfree; i++) {
+    /* With guard zones (checker mode) the search starts at the cursor:
+     * first the extents at or after it, then from the start. */
+    size_t first = 0;
+    if (lead)
+        while (first < h->nfree && h->free[first].addr + h->free[first].size <= h->cursor)
+            first++;
+    for (size_t k = 0; k < h->nfree; k++) {
+        size_t i = (first + k) % h->nfree;
         struct aclsim__extent e = h->free[i];
-        uintptr_t a = round_up(e.addr, align);
+        uintptr_t from = e.addr;
+        if (lead && k == 0 && h->cursor > e.addr && h->cursor < e.addr + e.size)
+            from = h->cursor;
+        uintptr_t a = round_up(from, align);
         if (a < e.addr || a - e.addr > e.size || e.size - (a - e.addr) < span)
             continue;
         size_t end = (a + span) - (uintptr_t)h->base;
@@ -197,15 +225,20 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
             memmove(&h->free[i], &h->free[i + 1], (h->nfree - i - 1) * sizeof *h->free);
             h->nfree--;
         }
-        size_t pos = upper_bound(h, a);
+        size_t pos = upper_bound(h, a + lead);
         memmove(&h->allocs[pos + 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
-        h->allocs[pos] = (struct aclsim__alloc){a, size, span, (uint8_t)kind, var};
+        h->allocs[pos] = (struct aclsim__alloc){a + lead, size, span, (uint8_t)kind, var,
+                                                (uint32_t)lead, site_api, site};
         h->nallocs++;
+        if (lead) {
+            h->cursor = a + span;
+            aclsim__check_poison(&h->allocs[pos]);
+        }
         h->used += span;
         h->used_by_kind[kind] += span;
         if (h->used_by_kind[kind] > h->peak_by_kind[kind])
             h->peak_by_kind[kind] = h->used_by_kind[kind];
-        result = (void *)a;
+        result = (void *)(a + lead);
         break;
     }
 out:
@@ -296,16 +329,30 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
         h->used -= a.span;
         h->used_by_kind[a.kind] -= a.span;
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
-        if (a.span >= RELEASE_MIN) {
-            uintptr_t from = round_up(a.addr, 4096), to = (a.addr + a.span) & ~(uintptr_t)4095;
+        uintptr_t start = a.addr - a.lead;   /* the guard zone's start (checker mode) */
+        if (ACLSIM_UNLIKELY(a.lead))   /* checker hook */
+            aclsim__check_forget(h, &a, "freed");
+        if (a.span >= RELEASE_MIN || a.lead) {
+            uintptr_t from = round_up(start, 4096), to = (start + a.span) & ~(uintptr_t)4095;
             if (to > from)
                 madvise((void *)from, to - from, MADV_DONTNEED);
         }
-        release_extent(h, a.addr, a.span);
+        release_extent(h, start, a.span);
         ok = true;
     }
     pthread_rwlock_unlock(&h->lock);
     return ok;
+}
+
+void aclsim__heap_visit(struct aclsim__heap *h, void (*visit)(const struct aclsim__alloc *a,
+                                                              void *arg), void *arg)
+{
+    if (!h->lock_ready)
+        return;
+    pthread_rwlock_rdlock(&h->lock);
+    for (size_t i = 0; i < h->nallocs; i++)
+        visit(&h->allocs[i], arg);
+    pthread_rwlock_unlock(&h->lock);
 }
 
 /* The allocation this thread found last, valid while its heap has had no free

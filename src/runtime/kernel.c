@@ -279,6 +279,8 @@ static void run_block(struct aclsim__job *job, uint32_t index)
     tls_trap = &env;
     if (setjmp(env) == 0)
         b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
+    if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: guard zones after each block */
+        aclsim__check_block_done(b->dev, b->task, index);
     print_flush();   /* the block's unfinished printf line (aclsimPrint) */
     tls_trap = outer_trap;
     tls_job = outer_job;

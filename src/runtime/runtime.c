@@ -85,6 +85,7 @@ aclError aclInit(const char *configPath)
         atomic_fetch_add(&aclsim__rt.session, 1);
         aclsim__rt.init_refs = 1;
         aclsim__memory_open();
+        aclsim__check_start(config.check);   /* checker mode (check.c) */
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
                     config.visible_count, config.physical_devices, config.soc_name,
@@ -115,6 +116,7 @@ static aclError already_finalized(void)
  * its threads (which do not exist here). Caller holds rt.lock. */
 static void finalize_forked(void)
 {
+    aclsim__check_forget_after_fork();   /* first: heaps record what they free */
     aclsim__streams_forget_after_fork();
     aclsim__contexts_forget_after_fork();
     aclsim__devices_forget_after_fork();
@@ -126,6 +128,7 @@ static void finalize_forked(void)
     aclsim__ranges_forget_after_fork();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
+    aclsim__check_finalize();
     aclsim__devctl_finalize();
     aclsim__failures_finalize();
     aclsim__snapshot_finalize();
@@ -201,6 +204,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__waits_finalize();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
+    aclsim__check_finalize();
     aclsim__failures_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);

@@ -1,0 +1,183 @@
+/*
+ * Checker mode, kernels (docs/checker.md): a launch runs through
+ * aclsim__check_kernel, which
+ *  - stale: looks at every pointer-sized argument; one that points at device
+ *    memory of a device other than the kernel's (without peer access), or at
+ *    device or page-locked memory that is in no live allocation (freed, its
+ *    device reset, its binary unloaded), fails the launch without running it,
+ *    like the AI Core exception the NPU would raise (507015 at the next
+ *    synchronize);
+ *  - oob: runs the blocks one after the other on this worker, and after each
+ *    block verifies the guard zones of every allocation of the kernel's
+ *    device and of page-locked memory (heap.c lays them out poisoned). The
+ *    first block after which a guard zone changed is the one that wrote it:
+ *    the launch fails with 507015 and the report names the block, the
+ *    variable or allocation, and the bytes.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define POISON 0xfdu
+
+/* Offsets [lo, hi] of the bytes of [p, p + n) that are not POISON. */
+static bool changed(const unsigned char *p, size_t n, size_t *lo, size_t *hi)
+{
+    size_t i = 0;
+    while (i < n && p[i] == POISON)
+        i++;
+    if (i == n)
+        return false;
+    size_t j = n;
+    while (p[j - 1] == POISON)
+        j--;
+    *lo = i;
+    *hi = j - 1;
+    return true;
+}
+
+bool aclsim__check_guards(const struct aclsim__alloc *a, char *text, size_t len)
+{
+    unsigned char *front = (unsigned char *)(a->addr - a->lead);
+    unsigned char *back = (unsigned char *)a->addr + a->size;
+    size_t back_len = a->span - a->lead - a->size, lo, hi;
+    bool bad_front = changed(front, a->lead, &lo, &hi);
+    if (bad_front) {
+        snprintf(text, len, "offsets -%zu to -%zu (before its start)", a->lead - lo,
+                 a->lead - hi);
+    }
+    size_t blo, bhi;
+    bool bad_back = changed(back, back_len, &blo, &bhi);
+    if (bad_back && !bad_front)
+        snprintf(text, len, "offsets %zu to %zu (past its end)", a->size + blo,
+                 a->size + bhi);
+    if (bad_front || bad_back)
+        aclsim__check_poison(a);   /* reported once */
+    return !bad_front && !bad_back;
+}
+
+/* The launch this worker runs, between aclsim__check_kernel and its blocks
+ * (the blocks run on this thread, one after the other). */
+static _Thread_local struct {
+    bool active, found;
+    uint32_t block;
+    struct aclsim__alloc alloc;
+    int device;
+    char bytes[128];
+} oob;
+
+static void visit(const struct aclsim__alloc *a, void *arg)
+{
+    struct aclsim__heap *h = arg;
+    if (oob.found || !a->lead)
+        return;
+    if (!aclsim__check_guards(a, oob.bytes, sizeof oob.bytes)) {
+        oob.found = true;
+        oob.alloc = *a;
+        oob.device = aclsim__check_heap_device(h);
+    }
+}
+
+void aclsim__check_block_done(struct aclsim__device *dev, struct aclsim__task *t,
+                              uint32_t index)
+{
+    (void)t;
+    if (!oob.active || oob.found)
+        return;
+    aclsim__heap_visit(&dev->heap, visit, &dev->heap);
+    aclsim__heap_visit(&aclsim__host_heap, visit, &aclsim__host_heap);
+    if (oob.found)
+        oob.block = index;
+}
+
+/* stale: the first argument of t that points where the kernel must not go;
+ * why gets the report. */
+static bool stale_argument(struct aclsim__stream *s, const struct aclsim__task *t, char *why,
+                           size_t len)
+{
+    const aclsimKernel *k = t->u.kernel.kernel;
+    void *const *args = t->u.kernel.argbuf;
+    struct aclsim__device *dev = s->device;
+    for (uint32_t i = 0; args && i < k->num_params; i++) {
+        if (k->param_size[i] != sizeof(void *))
+            continue;
+        void *p;
+        memcpy(&p, args[i], sizeof p);
+        if (!p)
+            continue;
+        struct aclsim__where w = aclsim__classify(p);
+        struct aclsim__heap *h = w.kind == ACLSIM_DEVICE   ? &w.device->heap
+                                 : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+        if (!h)
+            continue;
+        struct aclsim__alloc a;
+        char what[600];
+        bool live = aclsim__heap_find(h, p, &a) ||
+                    /* one past the end (an end pointer) is fine */
+                    (aclsim__heap_find(h, (const char *)p - 1, &a) &&
+                     (uintptr_t)p == a.addr + a.size);
+        if (w.kind == ACLSIM_DEVICE && w.device != dev &&
+            !(atomic_load(&dev->peers) & (1u << w.device->id))) {
+            if (live)
+                aclsim__check_describe_alloc(&a, w.device->id, what, sizeof what);
+            else
+                snprintf(what, sizeof what, "device %d memory", w.device->id);
+            snprintf(why, len,
+                     "aclsim check: stale pointer: argument %u (%p) is in %s, not memory of "
+                     "device %d that the kernel runs on (no peer access)", i, p, what, dev->id);
+            return true;
+        }
+        if (live)
+            continue;
+        if (!aclsim__check_gone(p, what, sizeof what))
+            snprintf(what, sizeof what, "%p is in no live allocation (never allocated)", p);
+        snprintf(why, len, "aclsim check: stale pointer: argument %u: %s", i, what);
+        return true;
+    }
+    return false;
+}
+
+static void fault(struct aclsim__fault_detail *d, const struct aclsim__task *t, const char *detector,
+                  const char *why, struct aclsim__stream *s)
+{
+    snprintf(d->why, sizeof d->why, "%s", why);
+    d->args = t->u.kernel.argbuf;
+    d->args_len = 0;
+    d->func = t->u.kernel.kernel->handle;
+    char text[1200], stream[64];
+    if (s->is_default)
+        snprintf(stream, sizeof stream, "the default stream (id %u)", s->id);
+    else
+        snprintf(stream, sizeof stream, "stream %p (id %u)", s->handle, s->id);
+    snprintf(text, sizeof text, "kernel %s (task %u) on device %d, %s: %s",
+             t->u.kernel.kernel->name, t->id, s->device->id, stream,
+             why + strlen("aclsim check: "));
+    aclsim__check_print(detector, text);
+}
+
+aclError aclsim__check_kernel(struct aclsim__stream *s, struct aclsim__task *t,
+                              struct aclsim__fault_detail *d)
+{
+    unsigned mask = aclsim__checking();
+    char why[1000];
+    if ((mask & ACLSIM_CHECK_STALE) && stale_argument(s, t, why, sizeof why)) {
+        fault(d, t, "stale", why, s);
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    if (!(mask & ACLSIM_CHECK_OOB))
+        return aclsim__execute_kernel(s->device, t, d);
+    t->u.kernel.cores = 1;   /* blocks one after the other, on this thread */
+    oob.active = true;
+    oob.found = false;
+    aclError code = aclsim__execute_kernel(s->device, t, d);
+    oob.active = false;
+    if (code || !oob.found)
+        return code;
+    char what[600];
+    aclsim__check_describe_alloc(&oob.alloc, oob.device, what, sizeof what);
+    snprintf(why, sizeof why, "aclsim check: out of bounds: block %u of %u wrote %s of %s",
+             oob.block, t->u.kernel.blocks, oob.bytes, what);
+    fault(d, t, "oob", why, s);
+    return ACL_ERROR_RT_AICORE_EXCEPTION;
+}
