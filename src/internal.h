@@ -334,6 +334,10 @@ struct aclsim__heap {
      * that freed addresses are not handed out again at once); kept across
      * resets. Under lock. */
     uintptr_t cursor;
+    /* Bytes of address space reserved from base: capacity, or more in
+     * checker mode, where guard zones take address space but are not
+     * counted as used (so that every figure stays as without them). */
+    size_t reserved;
 };
 /* Counts bytes of kind against h's capacity without an allocation (physical
  * and managed memory); false if they do not fit or h is not reserved. *gen
@@ -369,7 +373,7 @@ static inline bool aclsim__heap_contains(const struct aclsim__heap *h, const voi
 {
     const char *base = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE);
     return base && (const char *)p >= base &&
-           (size_t)((const char *)p - base) < __atomic_load_n(&h->capacity, __ATOMIC_RELAXED);
+           (size_t)((const char *)p - base) < __atomic_load_n(&h->reserved, __ATOMIC_RELAXED);
 }
 
 /* ---- device.c ------------------------------------------------------------ */
@@ -1214,6 +1218,7 @@ bool aclsim__check_free(const char *api, struct aclsim__heap *h, void *p, int ki
  * (and they are poisoned again). check-kernel.c */
 bool aclsim__check_guards(const struct aclsim__alloc *a, char *text, size_t len);
 void aclsim__check_forget_after_fork(void);   /* THE FORK RULE */
+void aclsim__check_kernel_forget_after_fork(void);   /* (check-kernel.c's part) */
 /* Shared by check*.c: names a (device: its logical id, -1 page-locked) with
  * its definition or allocation site (not under a heap lock: dladdr); the
  * device of heap h (-1: page-locked memory); prints a report to stderr. */

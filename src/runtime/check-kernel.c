@@ -57,38 +57,79 @@ bool aclsim__check_guards(const struct aclsim__alloc *a, char *text, size_t len)
     return !bad_front && !bad_back;
 }
 
-/* The launch this worker runs, between aclsim__check_kernel and its blocks
- * (the blocks run on this thread, one after the other). */
-static _Thread_local struct {
-    bool active, found;
+/* A launch being checked: registered by aclsim__check_kernel for the time
+ * its blocks run (on this worker and helpers). The first block at whose end
+ * a guard zone was found changed is the culprit, or -- when blocks ran in
+ * parallel -- one of the blocks running at the same time. Verification is
+ * serialised (verify_lock): the checker's reads and re-poisoning never race
+ * each other. */
+struct launch {
+    const struct aclsim__task *task;
+    bool found;
     uint32_t block;
     struct aclsim__alloc alloc;
     int device;
     char bytes[128];
-} oob;
+};
+#define MAX_LAUNCHES 64   /* kernels running at once: devices x workers */
+static struct launch *launches[MAX_LAUNCHES];
+static pthread_mutex_t verify_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct visiting { struct launch *l; struct aclsim__heap *h; };
 
 static void visit(const struct aclsim__alloc *a, void *arg)
 {
-    struct aclsim__heap *h = arg;
-    if (oob.found || !a->lead)
+    struct visiting *v = arg;
+    if (v->l->found || !a->lead)
         return;
-    if (!aclsim__check_guards(a, oob.bytes, sizeof oob.bytes)) {
-        oob.found = true;
-        oob.alloc = *a;
-        oob.device = aclsim__check_heap_device(h);
+    if (!aclsim__check_guards(a, v->l->bytes, sizeof v->l->bytes)) {
+        v->l->found = true;
+        v->l->alloc = *a;
+        v->l->device = aclsim__check_heap_device(v->h);
     }
 }
 
 void aclsim__check_block_done(struct aclsim__device *dev, struct aclsim__task *t,
                               uint32_t index)
 {
-    (void)t;
-    if (!oob.active || oob.found)
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_OOB))
         return;
-    aclsim__heap_visit(&dev->heap, visit, &dev->heap);
-    aclsim__heap_visit(&aclsim__host_heap, visit, &aclsim__host_heap);
-    if (oob.found)
-        oob.block = index;
+    pthread_mutex_lock(&verify_lock);
+    struct launch *l = NULL;
+    for (int i = 0; i < MAX_LAUNCHES && !l; i++)
+        if (launches[i] && launches[i]->task == t)
+            l = launches[i];
+    if (l && !l->found) {
+        struct visiting v = {l, &dev->heap};
+        aclsim__heap_visit(&dev->heap, visit, &v);
+        v.h = &aclsim__host_heap;
+        aclsim__heap_visit(&aclsim__host_heap, visit, &v);
+        if (l->found)
+            l->block = index;
+    }
+    pthread_mutex_unlock(&verify_lock);
+}
+
+static bool launch_begin(struct launch *l)
+{
+    bool ok = false;
+    pthread_mutex_lock(&verify_lock);
+    for (int i = 0; i < MAX_LAUNCHES && !ok; i++)
+        if (!launches[i]) {
+            launches[i] = l;
+            ok = true;
+        }
+    pthread_mutex_unlock(&verify_lock);
+    return ok;
+}
+
+static void launch_end(struct launch *l)
+{
+    pthread_mutex_lock(&verify_lock);
+    for (int i = 0; i < MAX_LAUNCHES; i++)
+        if (launches[i] == l)
+            launches[i] = NULL;
+    pthread_mutex_unlock(&verify_lock);
 }
 
 /* stale: the first argument of t that points where the kernel must not go;
@@ -167,17 +208,27 @@ aclError aclsim__check_kernel(struct aclsim__stream *s, struct aclsim__task *t,
     }
     if (!(mask & ACLSIM_CHECK_OOB))
         return aclsim__execute_kernel(s->device, t, d);
-    t->u.kernel.cores = 1;   /* blocks one after the other, on this thread */
-    oob.active = true;
-    oob.found = false;
+    struct launch l = {.task = t};
+    bool tracked = launch_begin(&l);   /* (more launches at once than slots: unchecked) */
     aclError code = aclsim__execute_kernel(s->device, t, d);
-    oob.active = false;
-    if (code || !oob.found)
+    if (tracked)
+        launch_end(&l);
+    if (code || !l.found)
         return code;
     char what[600];
-    aclsim__check_describe_alloc(&oob.alloc, oob.device, what, sizeof what);
-    snprintf(why, sizeof why, "aclsim check: out of bounds: block %u of %u wrote %s of %s",
-             oob.block, t->u.kernel.blocks, oob.bytes, what);
+    aclsim__check_describe_alloc(&l.alloc, l.device, what, sizeof what);
+    bool parallel = t->u.kernel.blocks > 1 && t->u.kernel.cores != 1 && s->device->nworkers > 1;
+    snprintf(why, sizeof why, "aclsim check: out of bounds: block %u of %u%s wrote %s of %s",
+             l.block, t->u.kernel.blocks,
+             parallel ? " (or a block running at the same time)" : "", l.bytes, what);
     fault(d, t, "oob", why, s);
     return ACL_ERROR_RT_AICORE_EXCEPTION;
+}
+
+/* After fork(), in the child (THE FORK RULE): the parent's launches are not
+ * the child's, and verify_lock may have been held by one of its workers. */
+void aclsim__check_kernel_forget_after_fork(void)
+{
+    memset(launches, 0, sizeof launches);
+    pthread_mutex_init(&verify_lock, NULL);
 }

@@ -103,16 +103,17 @@ static void describe_site(const void *site, char *buf, size_t len)
 
 /* What allocation a is, with its definition or allocation site. Not under a
  * heap lock (dladdr). */
-void aclsim__check_describe_alloc(const struct aclsim__alloc *a, int device, char *buf, size_t len)
+static void describe_named(const struct aclsim__alloc *a, int device, const char *vname,
+                           const char *vfile, int vline, char *buf, size_t len)
 {
     char where[32];
     if (device >= 0)
         snprintf(where, sizeof where, "device %d", device);
     else
         snprintf(where, sizeof where, "page-locked host memory");
-    if (a->kind == ACLSIM_ALLOC_SYMBOL && a->var) {
+    if (a->kind == ACLSIM_ALLOC_SYMBOL && vname) {
         snprintf(buf, len, "device variable %s (%zu bytes, defined at %s:%d; its instance on %s)",
-                 a->var->name, a->size, a->var->file, a->var->line, where);
+                 vname, a->size, vfile, vline, where);
         return;
     }
     char site[256];
@@ -121,6 +122,12 @@ void aclsim__check_describe_alloc(const struct aclsim__alloc *a, int device, cha
     snprintf(buf, len, "the %zu-byte allocation %p (%s%s%s, %s)", a->size, (void *)a->addr,
              a->site_api ? a->site_api : "allocated by the runtime",
              a->site ? " called from " : "", a->site ? site : "", where);
+}
+
+void aclsim__check_describe_alloc(const struct aclsim__alloc *a, int device, char *buf, size_t len)
+{
+    const aclsimVar *v = a->kind == ACLSIM_ALLOC_SYMBOL ? a->var : NULL;
+    describe_named(a, device, v ? v->name : NULL, v ? v->file : NULL, v ? v->line : 0, buf, len);
 }
 
 /* Prints a report to stderr (every report is also the recent error message
@@ -137,6 +144,10 @@ static struct gone {
     struct aclsim__alloc a;
     int device;
     const char *why;
+    /* A variable's name and definition site, copied: its descriptor goes
+     * with its binary. */
+    char var_name[64], var_file[192];
+    int var_line;
 } history[HISTORY];
 static size_t history_next, history_count;
 static pthread_mutex_t history_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -158,7 +169,17 @@ void aclsim__check_poison(const struct aclsim__alloc *a)
 void aclsim__check_forget(struct aclsim__heap *h, const struct aclsim__alloc *a, const char *why)
 {
     pthread_mutex_lock(&history_lock);
-    history[history_next] = (struct gone){*a, aclsim__check_heap_device(h), why};
+    struct gone *g = &history[history_next];
+    g->a = *a;
+    g->device = aclsim__check_heap_device(h);
+    g->why = why;
+    g->var_name[0] = g->var_file[0] = 0;
+    g->var_line = 0;
+    if (a->kind == ACLSIM_ALLOC_SYMBOL && a->var) {
+        snprintf(g->var_name, sizeof g->var_name, "%s", a->var->name);
+        snprintf(g->var_file, sizeof g->var_file, "%s", a->var->file);
+        g->var_line = a->var->line;
+    }
     history_next = (history_next + 1) % HISTORY;
     if (history_count < HISTORY)
         history_count++;
@@ -188,7 +209,8 @@ bool aclsim__check_gone(const void *p, char *text, size_t len)
     if (!history_find(p, &g))
         return false;
     char what[512];
-    aclsim__check_describe_alloc(&g.a, g.device, what, sizeof what);
+    describe_named(&g.a, g.device, g.var_name[0] ? g.var_name : NULL, g.var_file, g.var_line,
+                   what, sizeof what);
     snprintf(text, len, "%p points %s %s, which was %s", p,
              (uintptr_t)p - g.a.addr < g.a.size ? "into" : "at the guard zone of", what, g.why);
     return true;
@@ -200,15 +222,22 @@ void aclsim__check_describe_stale(const void *p, char *buf, size_t len)
     buf[0] = 0;
     if (!ACLSIM_CHECKING(ACLSIM_CHECK_STALE) || !aclsim__check_gone(p, text, sizeof text))
         return;
-    aclsim__check_print("stale", text);
+    /* Not printed: the call fails with 100000 with or without the checker;
+     * the checker only says what the address was. */
     snprintf(buf, len, "; aclsim check: stale pointer: %s", text);
 }
 
-/* ---- stale: device memory of another device --------------------------------- */
+/* ---- stale: a device variable's instance on another device -------------------- */
 
 /* Device memory of a device other than the current one, that the current
  * one has no peer access to. The current device: NULL when there is no
- * current context (the check is skipped). */
+ * current context (the check is skipped).
+ *
+ * For copies and memsets only the instances of device variables count: the
+ * runtime routes a copy by the address, so a copy into an aclrtMalloc buffer
+ * of another device is well defined (and the test suite relies on it); an
+ * instance address kept across aclrtSetDevice, though, is the classic bug
+ * (the program means the variable of the device now current). */
 static bool foreign(struct aclsim__where w, const struct aclsim__device *cur)
 {
     return w.kind == ACLSIM_DEVICE && cur && w.device != cur &&
@@ -240,16 +269,16 @@ aclError aclsim__check_devices(const char *api, const void *dst, struct aclsim__
     const void *p = name[0] == 'd' ? dst : src;
     struct aclsim__where w = name[0] == 'd' ? wd : ws;
     struct aclsim__alloc a;
+    if (!aclsim__heap_find(&w.device->heap, p, &a) || a.kind != ACLSIM_ALLOC_SYMBOL || !a.var)
+        return ACL_SUCCESS;
     char what[512];
-    if (aclsim__heap_find(&w.device->heap, p, &a))
-        aclsim__check_describe_alloc(&a, w.device->id, what, sizeof what);
-    else
-        snprintf(what, sizeof what, "device %d memory", w.device->id);
+    aclsim__check_describe_alloc(&a, w.device->id, what, sizeof what);
     char text[900];
     snprintf(text, sizeof text,
-             "stale pointer: %s %p is in %s, but the current device is %d (aclrtSetDevice "
-             "changed it since the pointer was obtained, and device %d has no peer access to "
-             "device %d)", name, p, what, cur->id, cur->id, w.device->id);
+             "stale pointer: %s %p is in %s, but the current device is %d: the address was "
+             "taken (aclrtGetSymbolAddress, aclrtBinaryGetGlobal) while device %d was current; "
+             "take it again on device %d, or use the symbol functions (aclrtMemcpyToSymbol)",
+             name, p, what, cur->id, w.device->id, cur->id);
     aclsim__check_print("stale", text);
     return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "aclsim check: %s", text);
 }
@@ -404,8 +433,22 @@ static const char *task_kind_name(uint8_t kind)
     }
 }
 
+static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
+                       aclError *err);
+
 bool aclsim__check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
                         aclError *err)
+{
+    /* The guard zones are read: a racing aclFinalize or reset must not
+     * unmap them meanwhile (heap.c's teardown lock). */
+    aclsim__heaps_hold();
+    bool mine = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE) && check_free(api, h, p, kind, err);
+    aclsim__heaps_release();
+    return mine;
+}
+
+static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
+                       aclError *err)
 {
     *err = ACL_SUCCESS;
     struct aclsim__alloc a;
@@ -487,9 +530,14 @@ void aclsim__check_finalize(void)
     __atomic_store_n(&aclsim__check_mask, 0, __ATOMIC_RELAXED);
 }
 
-/* After fork(), in the child (THE FORK RULE): new locks. */
+/* After fork(), in the child (THE FORK RULE): checking stops (the inherited
+ * session is discarded without looking: heap locks may still be held by the
+ * parent's threads) and the locks are new. */
 void aclsim__check_forget_after_fork(void)
 {
+    __atomic_store_n(&aclsim__check_mask, 0, __ATOMIC_RELAXED);
+    memset(uses, 0, sizeof uses);   /* (the parent's; not freed: their lock may be held) */
     pthread_mutex_init(&use_lock, NULL);
     pthread_mutex_init(&history_lock, NULL);
+    aclsim__check_kernel_forget_after_fork();
 }

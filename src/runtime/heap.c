@@ -41,14 +41,19 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
             return ACL_SUCCESS;   /* kept from before (see aclsim__heap_reset) */
         aclsim__heap_destroy(h);
     }
-    void *base = mmap(NULL, round_up(capacity, 4096), PROT_NONE,
+    /* Checker mode: room for guard zones, and for next fit to go a long
+     * way before it wraps around. */
+    size_t reserve = capacity;
+    if (ACLSIM_UNLIKELY(aclsim__checking()) && capacity <= SIZE_MAX / 4)   /* checker hook */
+        reserve = capacity + capacity / 2;
+    void *base = mmap(NULL, round_up(reserve, 4096), PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot reserve %zu bytes of address space", capacity);
     struct aclsim__extent *extents = aclsim__malloc(sizeof *extents * 8);
     if (!extents) {
-        munmap(base, round_up(capacity, 4096));
+        munmap(base, round_up(reserve, 4096));
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
     if (!h->lock_ready) {   /* once per process (see the top of this file) */
@@ -66,10 +71,11 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->allocs = NULL;
     h->nallocs = h->cap_allocs = 0;
     __atomic_store_n(&h->capacity, capacity, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->reserved, reserve, __ATOMIC_RELAXED);
     h->free = extents;
     h->cap_free = 8;
     h->nfree = 1;
-    h->free[0] = (struct aclsim__extent){(uintptr_t)base, capacity};
+    h->free[0] = (struct aclsim__extent){(uintptr_t)base, reserve};
     __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&h->lock);
     return ACL_SUCCESS;
@@ -96,7 +102,7 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     h->nallocs = 0;
     atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
     h->nfree = 1;
-    h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->capacity};
+    h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->reserved};
     pthread_rwlock_unlock(&h->lock);
     pthread_rwlock_unlock(&teardown_lock);
 }
@@ -111,7 +117,7 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
     if (base) {
         __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
-        munmap(base, round_up(h->capacity, 4096));
+        munmap(base, round_up(h->reserved, 4096));
         free(h->allocs);
         free(h->free);
         h->allocs = NULL;
@@ -179,8 +185,9 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
     }
     void *result = NULL;
     pthread_rwlock_wrlock(&h->lock);
+    size_t charge = lead ? round_up(size ? size : 1, MIN_SPAN) : span;   /* guards are free */
     if (!h->base ||   /* destroyed meanwhile (aclFinalize) */
-        h->used + span > h->capacity ||
+        h->used + charge > h->capacity ||
         !grow((void **)&h->allocs, &h->cap_allocs, h->nallocs + 1, sizeof *h->allocs) ||
         /* Free extents are maximal, so there is at most one between two
          * allocations: room for nallocs + 2 means frees never need memory. */
@@ -192,7 +199,9 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
     if (lead)
         while (first < h->nfree && h->free[first].addr + h->free[first].size <= h->cursor)
             first++;
-    for (size_t k = 0; k < h->nfree; k++) {
+    /* (The extent holding the cursor is looked at twice: from the cursor,
+     * and at the end from its start.) */
+    for (size_t k = 0; k < h->nfree + (lead && h->nfree ? 1 : 0); k++) {
         size_t i = (first + k) % h->nfree;
         struct aclsim__extent e = h->free[i];
         uintptr_t from = e.addr;
@@ -204,8 +213,8 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
         size_t end = (a + span) - (uintptr_t)h->base;
         if (end > h->committed) {
             size_t want = round_up(end, COMMIT_STEP);
-            if (want > h->capacity)
-                want = h->capacity;
+            if (want > h->reserved)
+                want = h->reserved;
             if (mprotect(h->base + h->committed, want - h->committed, PROT_READ | PROT_WRITE))
                 goto out;
             h->committed = want;
@@ -234,8 +243,8 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
             h->cursor = a + span;
             aclsim__check_poison(&h->allocs[pos]);
         }
-        h->used += span;
-        h->used_by_kind[kind] += span;
+        h->used += charge;
+        h->used_by_kind[kind] += charge;
         if (h->used_by_kind[kind] > h->peak_by_kind[kind])
             h->peak_by_kind[kind] = h->used_by_kind[kind];
         result = (void *)(a + lead);
@@ -326,8 +335,9 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
         struct aclsim__alloc a = h->allocs[pos - 1];
         memmove(&h->allocs[pos - 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
         h->nallocs--;
-        h->used -= a.span;
-        h->used_by_kind[a.kind] -= a.span;
+        size_t charge = a.lead ? round_up(a.size ? a.size : 1, MIN_SPAN) : a.span;
+        h->used -= charge;
+        h->used_by_kind[a.kind] -= charge;
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
         uintptr_t start = a.addr - a.lead;   /* the guard zone's start (checker mode) */
         if (ACLSIM_UNLIKELY(a.lead))   /* checker hook */
