@@ -1219,6 +1219,12 @@ bool aclsim__check_free(const char *api, struct aclsim__heap *h, void *p, int ki
 bool aclsim__check_guards(const struct aclsim__alloc *a, char *text, size_t len);
 void aclsim__check_forget_after_fork(void);   /* THE FORK RULE */
 void aclsim__check_kernel_forget_after_fork(void);   /* (check-kernel.c's part) */
+/* check-race.c, from the submit hook (s->lock held): task t, number seq of
+ * s, against the unordered accesses of other streams; a race becomes s's
+ * fault (507015 at its next synchronize) with the report. */
+void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, uint64_t seq);
+void aclsim__check_race_finalize(void);
+void aclsim__check_race_forget_after_fork(void);
 /* Shared by check*.c: names a (device: its logical id, -1 page-locked) with
  * its definition or allocation site (not under a heap lock: dladdr); the
  * device of heap h (-1: page-locked memory); prints a report to stderr. */

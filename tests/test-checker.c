@@ -388,6 +388,72 @@ static void test_free_pending_kernel_and_double_free(void **state)
     OK(aclrtDestroyStream(s));
 }
 
+/* ---- race ------------------------------------------------------------------------------ */
+
+static void test_race(void **state)
+{
+    (void)state;
+    aclrtStream a, b;
+    aclrtEvent e;
+    OK(aclrtCreateStream(&a));
+    OK(aclrtCreateStream(&b));
+    OK(aclrtCreateEvent(&e));
+    int *p;
+    OK(aclrtMalloc((void **)&p, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    char printed[4096];
+    struct blocker bl;
+
+    /* The bug: stream a's memset is still queued (behind a busy host
+     * function) when stream b writes the same bytes; nothing orders them. */
+    blocker_init(&bl);
+    OK(aclrtLaunchHostFunc(a, blocker_fn, &bl));
+    OK(aclrtMemsetAsync(p, 256, 1, 256, a));
+    capture_begin();
+    OK(aclrtMemsetAsync(p + 8, 64, 2, 64, b));
+    blocker_release(&bl);
+    aclError ra = aclrtSynchronizeStream(a), rb = aclrtSynchronizeStream(b);
+    capture_end(printed, sizeof printed);
+    assert_int_equal(ra, ACL_SUCCESS);
+    assert_int_equal(rb, ACL_ERROR_RT_AICORE_EXCEPTION);
+    expect_msg("aclsim check: race: memset (task ", " writes the 256-byte allocation",
+               "aclrtMalloc called from", "while memset (task ", "writes it, with nothing "
+               "ordering them");
+    expect_one_report(printed, "race", "with nothing ordering them", NULL);
+
+    /* Fixed: an event recorded after the first write, waited for by b. */
+    blocker_init(&bl);
+    capture_begin();
+    OK(aclrtLaunchHostFunc(a, blocker_fn, &bl));
+    OK(aclrtMemsetAsync(p, 256, 1, 256, a));
+    OK(aclrtRecordEvent(e, a));
+    OK(aclrtStreamWaitEvent(b, e));
+    OK(aclrtMemsetAsync(p + 8, 64, 2, 64, b));
+    blocker_release(&bl);
+    ra = aclrtSynchronizeStream(a);
+    rb = aclrtSynchronizeStream(b);
+    /* Kernels both using p are not a race (they may only read it). */
+    blocker_init(&bl);
+    OK(aclrtLaunchHostFunc(a, blocker_fn, &bl));
+    OK(launch(FN(k_write_at), 1, a, p, 0));
+    OK(launch(FN(k_write_at), 1, b, p, 1));
+    blocker_release(&bl);
+    OK(aclrtSynchronizeStream(a));
+    OK(aclrtSynchronizeStream(b));
+    /* Fixed too: the host waits for a before b writes. */
+    OK(aclrtMemsetAsync(p, 256, 1, 256, a));
+    OK(aclrtSynchronizeStream(a));
+    OK(aclrtMemsetAsync(p, 256, 3, 256, b));
+    OK(aclrtSynchronizeStream(b));
+    capture_end(printed, sizeof printed);
+    assert_int_equal(ra, ACL_SUCCESS);
+    assert_int_equal(rb, ACL_SUCCESS);
+    expect_no_report(printed);
+    OK(aclrtFree(p));
+    OK(aclrtDestroyEvent(e));
+    OK(aclrtDestroyStream(a));
+    OK(aclrtDestroyStream(b));
+}
+
 /* ---- the switch ------------------------------------------------------------------------ */
 
 static void test_off_by_default(void **state)
@@ -409,9 +475,9 @@ static void test_config_values(void **state)
 {
     (void)state;
     unsetenv("ACLSIM_CHECK");
-    setenv("ACLSIM_CHECK", "race", 1);
+    setenv("ACLSIM_CHECK", "stale,uninit", 1);
     EXPECT_ERR2(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACLSIM_CHECK",
-                "detector \"race\" is not implemented", aclInit(NULL));
+                "detector \"uninit\" is not implemented", aclInit(NULL));
     setenv("ACLSIM_CHECK", "oob,bogus", 1);
     EXPECT_ERR2(ACL_ERROR_INVALID_PARAM, "ACLSIM_CHECK", "detector names separated by commas",
                 aclInit(NULL));
@@ -478,6 +544,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_free_pending, setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_free_pending_kernel_and_double_free, setup_checked,
                                         teardown_checked),
+        cmocka_unit_test_setup_teardown(test_race, setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_off_by_default, setup_unchecked, teardown_device0),
         cmocka_unit_test_setup_teardown(test_config_values, setup_clean, teardown_clean),
     };

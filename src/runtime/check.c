@@ -28,7 +28,8 @@ unsigned aclsim__check_mask;
 _Thread_local const char *aclsim__tls_site_api;
 _Thread_local const void *aclsim__tls_site;
 
-#define IMPLEMENTED (ACLSIM_CHECK_OOB | ACLSIM_CHECK_STALE | ACLSIM_CHECK_FREE_PENDING)
+#define IMPLEMENTED (ACLSIM_CHECK_OOB | ACLSIM_CHECK_STALE | ACLSIM_CHECK_FREE_PENDING | \
+                     ACLSIM_CHECK_RACE)
 
 static const struct { const char *name; unsigned bit; } detectors[] = {
     {"oob", ACLSIM_CHECK_OOB},
@@ -367,6 +368,8 @@ static struct aclsim__heap *alloc_of(const void *p, struct aclsim__alloc *a)
 
 void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t)
 {
+    if (ACLSIM_CHECKING(ACLSIM_CHECK_RACE))   /* check-race.c */
+        aclsim__check_race(s, t, atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1);
     if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING))
         return;
     const void *refs[16];
@@ -527,6 +530,7 @@ void aclsim__check_finalize(void)
     pthread_mutex_lock(&history_lock);
     history_next = history_count = 0;
     pthread_mutex_unlock(&history_lock);
+    aclsim__check_race_finalize();
     __atomic_store_n(&aclsim__check_mask, 0, __ATOMIC_RELAXED);
 }
 
@@ -540,4 +544,5 @@ void aclsim__check_forget_after_fork(void)
     pthread_mutex_init(&use_lock, NULL);
     pthread_mutex_init(&history_lock, NULL);
     aclsim__check_kernel_forget_after_fork();
+    aclsim__check_race_forget_after_fork();
 }

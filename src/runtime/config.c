@@ -504,11 +504,11 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
             if (!v->is_number && v->text && unsupported)
                 return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclInit",
                                     "%s (%s) is %s: detector \"%s\" is not implemented in this "
-                                    "version of aclsim (implemented: oob, stale, free-pending; "
-                                    "see docs/checker.md)", v->name, v->origin,
+                                    "version of aclsim (implemented: oob, stale, free-pending, "
+                                    "race; see docs/checker.md)", v->name, v->origin,
                                     describe(v, q, sizeof q), bad);
             return refuse(v, "0, 1, or detector names separated by commas (oob, stale, "
-                             "free-pending)");
+                             "free-pending, race)");
         }
         if (v->is_number)
             aclsim__check_parse(u ? "1" : "0", &c->check, bad, sizeof bad, &unsupported);
