@@ -1234,6 +1234,12 @@ int aclsim__check_heap_device(const struct aclsim__heap *h);
 /* Whether p was in an allocation that went away: text says which and how. */
 bool aclsim__check_gone(const void *p, char *text, size_t len);
 void aclsim__check_print(const char *detector, const char *text);
+/* The heap of device or page-locked memory w (NULL for other kinds); a task
+ * kind's name; a stream as reports name it. */
+struct aclsim__heap *aclsim__check_heap_of(struct aclsim__where w);
+const char *aclsim__check_task_name(uint8_t kind);
+void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id, char *buf,
+                               size_t len);
 /* stream.c, s->lock held, t queued: counts t's uses of allocations. */
 void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t);
 /* executor.c: t ran or was discarded: its uses end (deferred frees happen). */

@@ -148,8 +148,7 @@ static bool stale_argument(struct aclsim__stream *s, const struct aclsim__task *
         if (!p)
             continue;
         struct aclsim__where w = aclsim__classify(p);
-        struct aclsim__heap *h = w.kind == ACLSIM_DEVICE   ? &w.device->heap
-                                 : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+        struct aclsim__heap *h = aclsim__check_heap_of(w);
         if (!h)
             continue;
         struct aclsim__alloc a;
@@ -187,10 +186,7 @@ static void fault(struct aclsim__fault_detail *d, const struct aclsim__task *t, 
     d->args_len = 0;
     d->func = t->u.kernel.kernel->handle;
     char text[1200], stream[64];
-    if (s->is_default)
-        snprintf(stream, sizeof stream, "the default stream (id %u)", s->id);
-    else
-        snprintf(stream, sizeof stream, "stream %p (id %u)", s->handle, s->id);
+    aclsim__check_stream_name(s->is_default, s->handle, s->id, stream, sizeof stream);
     snprintf(text, sizeof text, "kernel %s (task %u) on device %d, %s: %s",
              t->u.kernel.kernel->name, t->id, s->device->id, stream,
              why + strlen("aclsim check: "));

@@ -179,28 +179,12 @@ static const char *how_name(uint8_t how)
     return how == WRITE ? "writes" : how == READ ? "reads" : "uses";
 }
 
-static const char *kind_name(uint8_t kind)
-{
-    switch (kind) {
-    case ACLSIM_TASK_COPY: return "copy";
-    case ACLSIM_TASK_MEMSET: return "memset";
-    case ACLSIM_TASK_KERNEL: return "kernel";
-    case ACLSIM_TASK_COPY2D: return "2D copy";
-    case ACLSIM_TASK_MEMSET32: return "32-bit memset";
-    case ACLSIM_TASK_REDUCE: return "reduce";
-    default: return "task";
-    }
-}
-
 static void describe_access(const struct access *a, char *buf, size_t len)
 {
     char stream[64];
-    if (a->is_default)
-        snprintf(stream, sizeof stream, "the default stream (id %u)", a->stream_id);
-    else
-        snprintf(stream, sizeof stream, "stream %p (id %u)", a->handle, a->stream_id);
-    snprintf(buf, len, "%s%s%s (task %u) on %s of device %d %s", kind_name(a->task_kind),
-             a->label ? " " : "", a->label ? a->label : "", a->task_id, stream, a->device,
+    aclsim__check_stream_name(a->is_default, a->handle, a->stream_id, stream, sizeof stream);
+    snprintf(buf, len, "%s%s%s (task %u) on %s of device %d %s",
+             aclsim__check_task_name(a->task_kind), a->label ? " " : "", a->label ? a->label : "", a->task_id, stream, a->device,
              how_name(a->how));
 }
 
@@ -280,8 +264,7 @@ void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, 
         if (!ptr[i])
             continue;
         struct aclsim__where w = aclsim__classify(ptr[i]);
-        struct aclsim__heap *h = w.kind == ACLSIM_DEVICE   ? &w.device->heap
-                                 : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+        struct aclsim__heap *h = aclsim__check_heap_of(w);
         if (!h || !aclsim__heap_find(h, ptr[i], &a))
             continue;
         struct rmem *m = mem_of(a.addr);

@@ -355,14 +355,39 @@ static int task_refs(const struct aclsim__task *t, const void **out, int max)
     return n;
 }
 
+struct aclsim__heap *aclsim__check_heap_of(struct aclsim__where w)
+{
+    return w.kind == ACLSIM_DEVICE ? &w.device->heap
+           : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+}
+
+const char *aclsim__check_task_name(uint8_t kind)
+{
+    switch (kind) {
+    case ACLSIM_TASK_COPY: return "copy";
+    case ACLSIM_TASK_MEMSET: return "memset";
+    case ACLSIM_TASK_KERNEL: return "kernel";
+    case ACLSIM_TASK_COPY2D: return "2D copy";
+    case ACLSIM_TASK_MEMSET32: return "32-bit memset";
+    case ACLSIM_TASK_REDUCE: return "reduce";
+    case ACLSIM_TASK_OVERFLOW: return "overflow status read";
+    default: return "task";
+    }
+}
+
+void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id, char *buf,
+                               size_t len)
+{
+    if (is_default)
+        snprintf(buf, len, "the default stream (id %u)", id);
+    else
+        snprintf(buf, len, "stream %p (id %u)", handle, id);
+}
+
 /* The heap allocation containing p, if p is device or page-locked memory. */
 static struct aclsim__heap *alloc_of(const void *p, struct aclsim__alloc *a)
 {
-    if (!p)
-        return NULL;
-    struct aclsim__where w = aclsim__classify(p);
-    struct aclsim__heap *h = w.kind == ACLSIM_DEVICE   ? &w.device->heap
-                             : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+    struct aclsim__heap *h = p ? aclsim__check_heap_of(aclsim__classify(p)) : NULL;
     return h && aclsim__heap_find(h, p, a) && a->lead ? h : NULL;
 }
 
@@ -422,20 +447,6 @@ void aclsim__check_released(const struct aclsim__task *t)
     }
 }
 
-static const char *task_kind_name(uint8_t kind)
-{
-    switch (kind) {
-    case ACLSIM_TASK_COPY: return "copy";
-    case ACLSIM_TASK_MEMSET: return "memset";
-    case ACLSIM_TASK_KERNEL: return "kernel";
-    case ACLSIM_TASK_COPY2D: return "2D copy";
-    case ACLSIM_TASK_MEMSET32: return "32-bit memset";
-    case ACLSIM_TASK_REDUCE: return "reduce";
-    case ACLSIM_TASK_OVERFLOW: return "overflow status read";
-    default: return "task";
-    }
-}
-
 static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
                        aclError *err);
 
@@ -481,11 +492,8 @@ static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kin
         if (u) {
             aclsim__check_describe_alloc(&a, device, what, sizeof what);
             char stream[64];
-            if (copy.default_stream)
-                snprintf(stream, sizeof stream, "the default stream (id %u)", copy.stream_id);
-            else
-                snprintf(stream, sizeof stream, "stream %p (id %u)", copy.stream_handle,
-                         copy.stream_id);
+            aclsim__check_stream_name(copy.default_stream, copy.stream_handle, copy.stream_id,
+                                      stream, sizeof stream);
             if (copy.deferred) {
                 snprintf(text, sizeof text,
                          "%p (%s) was already freed: that free waits for the queued work that "
@@ -499,7 +507,7 @@ static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kin
                      "the latest %s%s%s (task %u) on %s of device %d; the free is deferred "
                      "until they are done (synchronize the stream, or record an event after "
                      "the work and synchronize it, before freeing)",
-                     api, what, copy.pending, task_kind_name(copy.task_kind),
+                     api, what, copy.pending, aclsim__check_task_name(copy.task_kind),
                      copy.label ? " " : "", copy.label ? copy.label : "", copy.task_id, stream,
                      copy.device);
             aclsim__check_print("free-pending", text);
