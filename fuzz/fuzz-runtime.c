@@ -1292,13 +1292,22 @@ static bool key_pending(uintptr_t key)
     return false;
 }
 
+/* Whether an event's latest record sits on stream key, not yet known to have run. */
+static bool record_pending(uintptr_t key)
+{
+    for (int i = 0; i < MAX_EVENT; i++)
+        if (M.ev[i].live && M.ev[i].recorded && !M.ev[i].complete && M.ev[i].key == key)
+            return true;
+    return false;
+}
+
 static void op_destroy_stream(const uint8_t *a, bool force)
 {
     aclrtStream s = pick_stream(a[0], a[1], a[2]);
     /* aclrtDestroyStreamForce returns at once while queued work still runs
      * (issue 8): with work pending, the model could not tell when it lands,
      * so such streams are destroyed the waiting way. */
-    if (force && key_pending((uintptr_t)s))
+    if (force && (key_pending((uintptr_t)s) || record_pending((uintptr_t)s)))
         force = false;
     g_api = force ? "aclrtDestroyStreamForce" : "aclrtDestroyStream";
     struct strec *r = stream_live(s);
