@@ -1224,6 +1224,12 @@ void aclsim__check_kernel_forget_after_fork(void);   /* (check-kernel.c's part) 
  * fault (507015 at its next synchronize) with the report. */
 void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, uint64_t seq);
 void aclsim__check_race_finalize(void);
+/* check-uninit.c: fills a new allocation with the unwritten pattern (from
+ * aclsim__check_poison); a copy task about to run (executor) or a
+ * synchronous copy (its error) reading bytes that still hold it. */
+void aclsim__check_fill(const struct aclsim__alloc *a);
+void aclsim__check_copy_run(struct aclsim__stream *s, struct aclsim__task *t);
+aclError aclsim__check_copy_sync(const char *api, const void *src, size_t n);
 void aclsim__check_race_forget_after_fork(void);
 /* Shared by check*.c: names a (device: its logical id, -1 page-locked) with
  * its definition or allocation site (not under a heap lock: dladdr); the

@@ -454,6 +454,53 @@ static void test_race(void **state)
     OK(aclrtDestroyStream(b));
 }
 
+/* ---- uninit ---------------------------------------------------------------------------- */
+
+static void test_uninit(void **state)
+{
+    (void)state;
+    int *p, host[16];
+    OK(aclrtMalloc((void **)&p, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    char printed[4096];
+    /* The bug: the kernel writes p[0..1] only; the program reads all 16. */
+    capture_begin();
+    OK(launch(FN(k_write_at), 1, NULL, p, 0));
+    OK(launch(FN(k_write_at), 1, NULL, p, 1));
+    OK(aclrtSynchronizeStream(NULL));
+    aclError rc = aclrtMemcpy(host, sizeof host, p, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST);
+    capture_end(printed, sizeof printed);
+    assert_int_equal(rc, ACL_ERROR_RT_AICORE_EXCEPTION);
+    expect_msg("aclrtMemcpy", "uninit: aclrtMemcpy reads bytes 8 to 63 of the 64-byte "
+               "allocation", "aclrtMalloc called from", "which nothing has written");
+    expect_one_report(printed, "uninit", "reads bytes 8 to 63", NULL);
+    assert_int_equal(host[0], 5);   /* copied all the same */
+
+    /* The same read queued on a stream: its synchronize reports it. */
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    capture_begin();
+    OK(aclrtMemcpyAsync(host, sizeof host, p, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    rc = aclrtSynchronizeStream(s);
+    capture_end(printed, sizeof printed);
+    assert_int_equal(rc, ACL_ERROR_RT_AICORE_EXCEPTION);
+    expect_msg("aclrtSynchronizeStream", "uninit: copy (task ", "reads bytes 8 to 63");
+    expect_one_report(printed, "uninit", "reads bytes 8 to 63", NULL);
+
+    /* Fixed: the buffer is set first. */
+    OK(aclrtMemset(p, 64, 0, 64));
+    capture_begin();
+    OK(launch(FN(k_write_at), 1, s, p, 0));
+    OK(aclrtMemcpyAsync(host, sizeof host, p, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    rc = aclrtSynchronizeStream(s);
+    aclError rc2 = aclrtMemcpy(host, sizeof host, p, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST);
+    capture_end(printed, sizeof printed);
+    assert_int_equal(rc, ACL_SUCCESS);
+    assert_int_equal(rc2, ACL_SUCCESS);
+    expect_no_report(printed);
+    OK(aclrtDestroyStream(s));
+    OK(aclrtFree(p));
+}
+
 /* ---- the switch ------------------------------------------------------------------------ */
 
 static void test_off_by_default(void **state)
@@ -475,9 +522,9 @@ static void test_config_values(void **state)
 {
     (void)state;
     unsetenv("ACLSIM_CHECK");
-    setenv("ACLSIM_CHECK", "stale,uninit", 1);
+    setenv("ACLSIM_CHECK", "stale,early-host-access", 1);
     EXPECT_ERR2(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACLSIM_CHECK",
-                "detector \"uninit\" is not implemented", aclInit(NULL));
+                "detector \"early-host-access\" is not implemented", aclInit(NULL));
     setenv("ACLSIM_CHECK", "oob,bogus", 1);
     EXPECT_ERR2(ACL_ERROR_INVALID_PARAM, "ACLSIM_CHECK", "detector names separated by commas",
                 aclInit(NULL));
@@ -545,6 +592,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_free_pending_kernel_and_double_free, setup_checked,
                                         teardown_checked),
         cmocka_unit_test_setup_teardown(test_race, setup_checked, teardown_checked),
+        cmocka_unit_test_setup_teardown(test_uninit, setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_off_by_default, setup_unchecked, teardown_device0),
         cmocka_unit_test_setup_teardown(test_config_values, setup_clean, teardown_clean),
     };

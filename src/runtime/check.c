@@ -29,7 +29,7 @@ _Thread_local const char *aclsim__tls_site_api;
 _Thread_local const void *aclsim__tls_site;
 
 #define IMPLEMENTED (ACLSIM_CHECK_OOB | ACLSIM_CHECK_STALE | ACLSIM_CHECK_FREE_PENDING | \
-                     ACLSIM_CHECK_RACE)
+                     ACLSIM_CHECK_RACE | ACLSIM_CHECK_UNINIT)
 
 static const struct { const char *name; unsigned bit; } detectors[] = {
     {"oob", ACLSIM_CHECK_OOB},
@@ -165,6 +165,7 @@ void aclsim__check_poison(const struct aclsim__alloc *a)
     char *start = (char *)(a->addr - a->lead);
     memset(start, POISON, a->lead);
     memset((char *)a->addr + a->size, POISON, a->span - a->lead - a->size);
+    aclsim__check_fill(a);   /* uninit: check-uninit.c */
 }
 
 void aclsim__check_forget(struct aclsim__heap *h, const struct aclsim__alloc *a, const char *why)

@@ -94,6 +94,8 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
                  aclsim__memory_write_begin();
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
+        if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: reads of unwritten memory */
+            aclsim__check_copy_run(s, t);
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
         break;
     case ACLSIM_TASK_MEMSET:

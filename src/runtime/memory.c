@@ -478,9 +478,12 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
     struct aclsim__where wd, ws;
     err = aclsim__check_copy(api, dst, src, count, (int)kind, &wd, &ws);
     if (!err) {
+        aclError unwritten = ACLSIM_UNLIKELY(aclsim__checking())   /* checker hook */
+                                 ? aclsim__check_copy_sync(api, src, count) : ACL_SUCCESS;
         bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         copy_bytes(dst, src, count);
         aclsim__memory_write_end(guard);
+        err = unwritten;   /* reported, and copied all the same */
     }
     aclsim__release_heaps(&hold);
     return err;
