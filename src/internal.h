@@ -24,6 +24,8 @@
  *   binary  (binary.c)    kernel binaries (shared objects)
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
+ *   check   (check*.c)    checker mode (ACLSIM_CHECK): guard zones, stale
+ *                         pointers, frees under queued work, races, unwritten reads
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
@@ -311,7 +313,8 @@ struct aclsim__alloc {
  * configured; the mapping is rounded up to whole pages), reserved PROT_NONE and
  * made read-write as allocations reach it. Invariants: allocs[] is sorted by
  * address and non-overlapping; free extents cover exactly the reserved bytes
- * not in allocs; used == sum of allocs' span; used <= capacity. */
+ * not in allocs; used == sum of allocs' span (in checker mode: of their sizes
+ * rounded as without guard zones); used <= capacity. */
 struct aclsim__heap {
     char *base;                    /* NULL until reserved; atomic for classify */
     size_t capacity;
