@@ -1240,6 +1240,9 @@ void aclsim__check_race_forget_after_fork(void);
 void aclsim__check_describe_alloc(const struct aclsim__alloc *a, int device, char *buf,
                                   size_t len);
 int aclsim__check_heap_device(const struct aclsim__heap *h);
+/* The addresses of allocations that went away since *cursor (a count of
+ * them, advanced): at most max. */
+size_t aclsim__check_gone_since(uint64_t *cursor, uintptr_t *addrs, size_t max);
 /* Whether p was in an allocation that went away: text says which and how. */
 bool aclsim__check_gone(const void *p, char *text, size_t len);
 void aclsim__check_print(const char *detector, const char *text);

@@ -148,6 +148,25 @@ struct rmem {
     unsigned nreads;
 };
 static struct rmem *mems[BUCKETS];
+static uint64_t gone_cursor;   /* allocations gone so far whose records were dropped */
+
+/* Drops the records of allocations freed or reset since the last call. */
+static void forget_gone(void)
+{
+    uintptr_t addrs[64];
+    size_t n;
+    while ((n = aclsim__check_gone_since(&gone_cursor, addrs, 64)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            struct rmem **p = &mems[bucket((const void *)addrs[i])];
+            while (*p && (*p)->addr != addrs[i])
+                p = &(*p)->next;
+            if (*p) {
+                struct rmem *x = *p;
+                *p = x->next;
+                free(x);
+            }
+        }
+}
 
 static struct rmem *mem_of(uintptr_t addr)
 {
@@ -244,6 +263,7 @@ void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, 
     int fdev = -1;
     bool raced = false;
     pthread_mutex_lock(&race_lock);
+    forget_gone();
     struct rstream *rs = stream_of(s);
     if (!rs)
         goto out;
@@ -334,6 +354,7 @@ void aclsim__check_race_finalize(void)
             free(x);
         }
     }
+    gone_cursor = 0;
     pthread_mutex_unlock(&race_lock);
 }
 
@@ -344,5 +365,6 @@ void aclsim__check_race_forget_after_fork(void)
     memset(streams, 0, sizeof streams);
     memset(snaps, 0, sizeof snaps);
     memset(mems, 0, sizeof mems);
+    gone_cursor = 0;
     pthread_mutex_init(&race_lock, NULL);
 }

@@ -151,6 +151,7 @@ static struct gone {
     int var_line;
 } history[HISTORY];
 static size_t history_next, history_count;
+static uint64_t history_total;   /* records ever made this session */
 static pthread_mutex_t history_lock = PTHREAD_MUTEX_INITIALIZER;
 
 size_t aclsim__check_lead(size_t align)
@@ -185,7 +186,23 @@ void aclsim__check_forget(struct aclsim__heap *h, const struct aclsim__alloc *a,
     history_next = (history_next + 1) % HISTORY;
     if (history_count < HISTORY)
         history_count++;
+    history_total++;
     pthread_mutex_unlock(&history_lock);
+}
+
+size_t aclsim__check_gone_since(uint64_t *cursor, uintptr_t *addrs, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&history_lock);
+    if (*cursor > history_total || history_total - *cursor > history_count)
+        *cursor = history_total - history_count;   /* (older ones were overwritten) */
+    while (*cursor < history_total && n < max) {
+        size_t back = (size_t)(history_total - *cursor);
+        addrs[n++] = history[(history_next + HISTORY - back) % HISTORY].a.addr;
+        (*cursor)++;
+    }
+    pthread_mutex_unlock(&history_lock);
+    return n;
 }
 
 /* The newest record of an allocation whose reserved bytes held p. */
@@ -538,6 +555,7 @@ void aclsim__check_finalize(void)
     pthread_mutex_unlock(&use_lock);
     pthread_mutex_lock(&history_lock);
     history_next = history_count = 0;
+    history_total = 0;
     pthread_mutex_unlock(&history_lock);
     aclsim__check_race_finalize();
     __atomic_store_n(&aclsim__check_mask, 0, __ATOMIC_RELAXED);
