@@ -320,14 +320,14 @@ out:
     describe_access(&found[0], first, sizeof first);
     describe_access(&found[1], second, sizeof second);
     snprintf(text, sizeof text,
-             "race: %s %s while %s it, with nothing ordering them; record an event after the "
+             "%s %s while %s it, with nothing ordering them; record an event after the "
              "first and make the second stream wait for it (aclrtRecordEvent, "
              "aclrtStreamWaitEvent), or synchronize the first stream before queuing the second",
              second, what, first);
     aclsim__check_print("race", text);
     /* The second stream's fault (s->lock is held): its next synchronize says so. */
     if (!atomic_load(&s->fault)) {
-        snprintf(s->fault_text, sizeof s->fault_text, "aclsim check: %.360s", text);
+        snprintf(s->fault_text, sizeof s->fault_text, "aclsim check: race: %.360s", text);
         atomic_store(&s->fault, ACL_ERROR_RT_AICORE_EXCEPTION);
     }
 }

@@ -83,10 +83,10 @@ void aclsim__check_copy_run(struct aclsim__stream *s, struct aclsim__task *t)
     struct aclsim__fault_detail d = {.args = NULL};
     char stream[64], text[1000];
     aclsim__check_stream_name(s->is_default, s->handle, s->id, stream, sizeof stream);
-    snprintf(text, sizeof text, "uninit: copy (task %u) on %s of device %d %s", t->id, stream,
+    snprintf(text, sizeof text, "copy (task %u) on %s of device %d %s", t->id, stream,
              s->device->id, what);
     aclsim__check_print("uninit", text);
-    snprintf(d.why, sizeof d.why, "aclsim check: %.230s", text);
+    snprintf(d.why, sizeof d.why, "aclsim check: uninit: %.220s", text);
     aclsim__task_failed(s, t, ACL_ERROR_RT_AICORE_EXCEPTION, &d);
 }
 
@@ -95,7 +95,7 @@ aclError aclsim__check_copy_sync(const char *api, const void *src, size_t n)
     char what[800], text[1000];
     if (!ACLSIM_CHECKING(ACLSIM_CHECK_UNINIT) || !unwritten(src, n, what, sizeof what))
         return ACL_SUCCESS;
-    snprintf(text, sizeof text, "uninit: %s %s", api, what);
+    snprintf(text, sizeof text, "%s %s", api, what);
     aclsim__check_print("uninit", text);
-    return aclsim__fail(ACL_ERROR_RT_AICORE_EXCEPTION, api, "aclsim check: %s", text);
+    return aclsim__fail(ACL_ERROR_RT_AICORE_EXCEPTION, api, "aclsim check: uninit: %s", text);
 }
