@@ -341,6 +341,12 @@ struct aclsim__heap {
      * checker mode, where guard zones take address space but are not
      * counted as used (so that every figure stays as without them). */
     size_t reserved;
+    /* Checker mode with early-host-access, page-locked heap only: the same
+     * memory mapped a second time (the runtime's own accesses go through it
+     * while the first mapping is protected), from memfd alias_fd; NULL/-1
+     * otherwise. */
+    char *alias;
+    int alias_fd;
 };
 /* Counts bytes of kind against h's capacity without an allocation (physical
  * and managed memory); false if they do not fit or h is not reserved. *gen
@@ -1233,6 +1239,18 @@ void aclsim__check_race_finalize(void);
 void aclsim__check_fill(const struct aclsim__alloc *a);
 void aclsim__check_copy_run(struct aclsim__stream *s, struct aclsim__task *t);
 aclError aclsim__check_copy_sync(const char *api, const void *src, size_t n);
+/* check-host.c (early-host-access): the SIGSEGV handler (aclInit); protects
+ * [start, start + len) with the report a host access gets (a slot, or -1),
+ * and undoes it; the alias of a page-locked address and back; the executor's
+ * hook before a task runs (copies through the alias; uninit); whether a
+ * task kind runs through the alias. */
+void aclsim__check_host_start(void);
+int aclsim__check_protect(uintptr_t start, size_t len, const char *report);
+void aclsim__check_unprotect(int slot);
+void *aclsim__check_alias(const void *p);
+const void *aclsim__check_unalias(const void *p);
+void aclsim__check_task_run(struct aclsim__stream *s, struct aclsim__task *t);
+bool aclsim__check_protectable(uint8_t kind);
 void aclsim__check_race_forget_after_fork(void);
 /* Shared by check*.c: names a (device: its logical id, -1 page-locked) with
  * its definition or allocation site (not under a heap lock: dladdr); the

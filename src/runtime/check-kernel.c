@@ -39,8 +39,9 @@ static bool changed(const unsigned char *p, size_t n, size_t *lo, size_t *hi)
 
 bool aclsim__check_guards(const struct aclsim__alloc *a, char *text, size_t len)
 {
-    unsigned char *front = (unsigned char *)(a->addr - a->lead);
-    unsigned char *back = (unsigned char *)a->addr + a->size;
+    /* (Through the alias: a page-locked buffer's pages may be protected.) */
+    unsigned char *front = aclsim__check_alias((const void *)(a->addr - a->lead));
+    unsigned char *back = (unsigned char *)aclsim__check_alias((const void *)a->addr) + a->size;
     size_t back_len = a->span - a->lead - a->size, lo, hi;
     bool bad_front = changed(front, a->lead, &lo, &hi);
     if (bad_front) {

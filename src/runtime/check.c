@@ -29,7 +29,7 @@ _Thread_local const char *aclsim__tls_site_api;
 _Thread_local const void *aclsim__tls_site;
 
 #define IMPLEMENTED (ACLSIM_CHECK_OOB | ACLSIM_CHECK_STALE | ACLSIM_CHECK_FREE_PENDING | \
-                     ACLSIM_CHECK_RACE | ACLSIM_CHECK_UNINIT)
+                     ACLSIM_CHECK_RACE | ACLSIM_CHECK_UNINIT | ACLSIM_CHECK_EARLY_HOST)
 
 static const struct { const char *name; unsigned bit; } detectors[] = {
     {"oob", ACLSIM_CHECK_OOB},
@@ -48,7 +48,11 @@ bool aclsim__check_parse(const char *text, unsigned *mask, char *bad, size_t bad
     *mask = 0;
     if (!strcmp(text, "0"))
         return true;
-    if (!strcmp(text, "1")) {
+    if (!strcmp(text, "1")) {   /* all but early-host-access (docs/checker.md) */
+        *mask = IMPLEMENTED & ~ACLSIM_CHECK_EARLY_HOST;
+        return true;
+    }
+    if (!strcmp(text, "all")) {
         *mask = IMPLEMENTED;
         return true;
     }
@@ -163,9 +167,10 @@ size_t aclsim__check_lead(size_t align)
 
 void aclsim__check_poison(const struct aclsim__alloc *a)
 {
-    char *start = (char *)(a->addr - a->lead);
+    /* (Through the alias: a page-locked buffer's pages may be protected.) */
+    char *start = aclsim__check_alias((const void *)(a->addr - a->lead));
     memset(start, POISON, a->lead);
-    memset((char *)a->addr + a->size, POISON, a->span - a->lead - a->size);
+    memset(start + a->lead + a->size, POISON, a->span - a->lead - a->size);
     aclsim__check_fill(a);   /* uninit: check-uninit.c */
 }
 
@@ -320,6 +325,11 @@ struct use {
     const char *label;
     const void *stream_handle;
     bool default_stream;
+    /* early-host-access (check-host.c), page-locked memory: pending tasks
+     * that run through the alias (copies, memsets) and others, and the slot
+     * of its protected pages (-1: not protected). */
+    uint32_t copies, others;
+    int slot;
 };
 #define USE_BUCKETS 1024u
 static struct use *uses[USE_BUCKETS];
@@ -402,18 +412,46 @@ void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id,
         snprintf(buf, len, "stream %p (id %u)", handle, id);
 }
 
-/* The heap allocation containing p, if p is device or page-locked memory. */
+/* The heap allocation containing p, if p is device or page-locked memory
+ * (p may be the runtime's alias of page-locked memory, check-host.c). */
 static struct aclsim__heap *alloc_of(const void *p, struct aclsim__alloc *a)
 {
+    p = p ? aclsim__check_unalias(p) : NULL;
     struct aclsim__heap *h = p ? aclsim__check_heap_of(aclsim__classify(p)) : NULL;
     return h && aclsim__heap_find(h, p, a) && a->lead ? h : NULL;
+}
+
+/* early-host-access: protects u's pages while only copies and memsets use
+ * it, unprotects them otherwise. Under use_lock. */
+static void host_protection(struct use *u, size_t size)
+{
+    bool want = u->heap == &aclsim__host_heap && u->heap->alias && u->pending && u->copies &&
+                !u->others;
+    if (want && u->slot < 0) {
+        struct aclsim__alloc a = {.addr = u->addr, .size = size, .kind = u->kind};
+        char what[600], stream[64], report[900];
+        if (!aclsim__heap_find(u->heap, (void *)u->addr, &a))
+            return;
+        aclsim__check_describe_alloc(&a, -1, what, sizeof what);
+        aclsim__check_stream_name(u->default_stream, u->stream_handle, u->stream_id, stream,
+                                  sizeof stream);
+        snprintf(report, sizeof report,
+                 "host code touched %s while %s (task %u) on %s of device %d, queued and not yet "
+                 "done, still uses it; synchronize the stream (or an event recorded after that "
+                 "task) before touching the buffer", what, aclsim__check_task_name(u->task_kind),
+                 u->task_id, stream, u->device);
+        u->slot = aclsim__check_protect(u->addr, (size + 4095) & ~(size_t)4095, report);
+    } else if (!want && u->slot >= 0) {
+        aclsim__check_unprotect(u->slot);
+        u->slot = -1;
+    }
 }
 
 void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t)
 {
     if (ACLSIM_CHECKING(ACLSIM_CHECK_RACE))   /* check-race.c */
         aclsim__check_race(s, t, atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1);
-    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING))
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
         return;
     const void *refs[16];
     int n = task_refs(t, refs, 16);
@@ -426,11 +464,15 @@ void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task
         struct use **slot = use_slot(a.addr);
         struct use *u = *slot;
         if (!u && (u = calloc(1, sizeof *u))) {   /* not aclsim__calloc: not an API failure */
-            *u = (struct use){.addr = a.addr, .heap = h, .kind = a.kind};
+            *u = (struct use){.addr = a.addr, .heap = h, .kind = a.kind, .slot = -1};
             *slot = u;
         }
         if (u) {
             u->pending++;
+            if (aclsim__check_protectable(t->kind))
+                u->copies++;
+            else
+                u->others++;
             u->task_kind = t->kind;
             u->task_id = t->id;
             u->stream_id = s->id;
@@ -438,6 +480,8 @@ void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task
             u->label = t->label;
             u->stream_handle = s->handle;
             u->default_stream = s->is_default;
+            if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST))
+                host_protection(u, a.size);
         }
         pthread_mutex_unlock(&use_lock);
     }
@@ -445,7 +489,7 @@ void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task
 
 void aclsim__check_released(const struct aclsim__task *t)
 {
-    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING))
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
         return;
     const void *refs[16];
     int n = task_refs(t, refs, 16);
@@ -455,7 +499,15 @@ void aclsim__check_released(const struct aclsim__task *t)
             continue;
         pthread_mutex_lock(&use_lock);
         struct use **slot = use_slot(a.addr), *u = *slot;
-        if (u && u->pending && --u->pending == 0) {
+        if (u && u->pending) {
+            if (aclsim__check_protectable(t->kind))
+                u->copies -= u->copies > 0;
+            else
+                u->others -= u->others > 0;
+            u->pending--;
+            host_protection(u, a.size);   /* (unprotects when no longer wanted) */
+        }
+        if (u && !u->pending) {
             *slot = u->next;
             if (u->deferred)   /* the free the program asked for, now that the work is done */
                 aclsim__heap_free(u->heap, (void *)u->addr, u->kind);
@@ -541,6 +593,8 @@ static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kin
 void aclsim__check_start(unsigned mask)
 {
     __atomic_store_n(&aclsim__check_mask, mask, __ATOMIC_RELAXED);
+    if (mask & ACLSIM_CHECK_EARLY_HOST)
+        aclsim__check_host_start();
 }
 
 void aclsim__check_finalize(void)

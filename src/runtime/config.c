@@ -505,10 +505,11 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
                 return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclInit",
                                     "%s (%s) is %s: detector \"%s\" is not implemented in this "
                                     "version of aclsim (implemented: oob, stale, free-pending, "
-                                    "race, uninit; see docs/checker.md)", v->name, v->origin,
+                                    "early-host-access, race, uninit; see docs/checker.md)",
+                                    v->name, v->origin,
                                     describe(v, q, sizeof q), bad);
-            return refuse(v, "0, 1, or detector names separated by commas (oob, stale, "
-                             "free-pending, race, uninit)");
+            return refuse(v, "0, 1, all, or detector names separated by commas (oob, stale, "
+                             "free-pending, early-host-access, race, uninit)");
         }
         if (v->is_number)
             aclsim__check_parse(u ? "1" : "0", &c->check, bad, sizeof bad, &unsupported);

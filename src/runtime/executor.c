@@ -92,10 +92,10 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     bool guard = (t->kind <= ACLSIM_TASK_KERNEL || t->kind == ACLSIM_TASK_OVERFLOW ||
                   t->kind == ACLSIM_TASK_COPY2D || t->kind == ACLSIM_TASK_MEMSET32) &&
                  aclsim__memory_write_begin();
+    if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: unwritten reads, page-locked alias */
+        aclsim__check_task_run(s, t);
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
-        if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: reads of unwritten memory */
-            aclsim__check_copy_run(s, t);
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
         break;
     case ACLSIM_TASK_MEMSET:

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define MIN_SPAN 64u
 #define COMMIT_STEP ((size_t)2 << 20)
@@ -46,14 +47,36 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     size_t reserve = capacity;
     if (ACLSIM_UNLIKELY(aclsim__checking()) && capacity <= SIZE_MAX / 4)   /* checker hook */
         reserve = capacity + capacity / 2;
+    /* Checker mode, early-host-access: page-locked memory mapped twice. */
+    int fd = -1;
+    char *alias = NULL;
+    if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST) && h == &aclsim__host_heap &&   /* checker hook */
+        (fd = memfd_create("aclsim-page-locked", MFD_CLOEXEC)) >= 0 &&
+        (ftruncate(fd, (off_t)round_up(reserve, 4096)) != 0 ||
+         (alias = mmap(NULL, round_up(reserve, 4096), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_NORESERVE, fd, 0)) == MAP_FAILED)) {
+        alias = NULL;   /* (then checked without it: no protection) */
+        close(fd);
+        fd = -1;
+    }
     void *base = mmap(NULL, round_up(reserve, 4096), PROT_NONE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED)
+                      fd >= 0 ? MAP_SHARED | MAP_NORESERVE
+                              : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, fd, 0);
+    if (base == MAP_FAILED) {
+        if (alias) {
+            munmap(alias, round_up(reserve, 4096));
+            close(fd);
+        }
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot reserve %zu bytes of address space", capacity);
+    }
     struct aclsim__extent *extents = aclsim__malloc(sizeof *extents * 8);
     if (!extents) {
         munmap(base, round_up(reserve, 4096));
+        if (alias) {
+            munmap(alias, round_up(reserve, 4096));
+            close(fd);
+        }
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
     if (!h->lock_ready) {   /* once per process (see the top of this file) */
@@ -72,6 +95,8 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->nallocs = h->cap_allocs = 0;
     __atomic_store_n(&h->capacity, capacity, __ATOMIC_RELAXED);
     __atomic_store_n(&h->reserved, reserve, __ATOMIC_RELAXED);
+    h->alias = alias;
+    h->alias_fd = fd;
     h->free = extents;
     h->cap_free = 8;
     h->nfree = 1;
@@ -118,6 +143,12 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
         munmap(base, round_up(h->reserved, 4096));
+        if (h->alias) {
+            munmap(h->alias, round_up(h->reserved, 4096));
+            close(h->alias_fd);
+            h->alias = NULL;
+            h->alias_fd = -1;
+        }
         free(h->allocs);
         free(h->free);
         h->allocs = NULL;
@@ -174,8 +205,10 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
     const char *site_api = NULL;
     const void *site = NULL;
     if (ACLSIM_UNLIKELY(aclsim__checking())) {   /* checker hook */
+        if (h->alias && align < 4096)   /* pages of its own, to protect (check.c) */
+            align = 4096;
         lead = aclsim__check_lead(align);
-        span = round_up(lead + size + ACLSIM_CHECK_TAIL, MIN_SPAN);
+        span = round_up(lead + size + ACLSIM_CHECK_TAIL, h->alias ? 4096 : MIN_SPAN);
         if (span < size)
             return NULL;
         site_api = aclsim__tls_site_api;
