@@ -25,7 +25,8 @@
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
  *   check   (check*.c)    checker mode (ACLSIM_CHECK): guard zones, stale
- *                         pointers, frees under queued work, races, unwritten reads
+ *                         pointers, frees under queued work, races, unwritten
+ *                         reads, early host access to page-locked buffers
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
