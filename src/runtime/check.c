@@ -552,13 +552,18 @@ static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kin
             *err = aclsim__fail(ACL_ERROR_RT_AICORE_EXCEPTION, api, "aclsim check: %s", text);
         }
     }
-    if (a.lead && ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING)) {
+    /* Use counts are kept for free-pending and early-host-access: either way
+     * the memory is not freed under queued work (nor while its pages are
+     * protected); only free-pending reports it. */
+    if (a.lead && ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST)) {
         pthread_mutex_lock(&use_lock);
         struct use *u = *use_slot(a.addr);
         struct use copy = u ? *u : (struct use){0};
         if (u && !u->deferred)
             u->deferred = true;
         pthread_mutex_unlock(&use_lock);
+        if (u && !ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING))
+            return true;   /* deferred without a report */
         if (u) {
             aclsim__check_describe_alloc(&a, device, what, sizeof what);
             char stream[64];
