@@ -425,8 +425,8 @@ static struct aclsim__heap *alloc_of(const void *p, struct aclsim__alloc *a)
  * it, unprotects them otherwise. Under use_lock. */
 static void host_protection(struct use *u, size_t size)
 {
-    bool want = u->heap == &aclsim__host_heap && u->heap->alias && u->pending && u->copies &&
-                !u->others;
+    bool want = u->heap == &aclsim__host_heap && __atomic_load_n(&u->heap->alias, __ATOMIC_ACQUIRE) &&
+                u->pending && u->copies && !u->others;
     if (want && u->slot < 0) {
         struct aclsim__alloc a = {.addr = u->addr, .size = size, .kind = u->kind};
         char what[600], stream[64], report[900];

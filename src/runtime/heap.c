@@ -95,7 +95,7 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->nallocs = h->cap_allocs = 0;
     __atomic_store_n(&h->capacity, capacity, __ATOMIC_RELAXED);
     __atomic_store_n(&h->reserved, reserve, __ATOMIC_RELAXED);
-    h->alias = alias;
+    __atomic_store_n(&h->alias, alias, __ATOMIC_RELEASE);   /* (read without the lock) */
     h->alias_fd = fd;
     h->free = extents;
     h->cap_free = 8;
@@ -143,10 +143,11 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
         munmap(base, round_up(h->reserved, 4096));
-        if (h->alias) {
-            munmap(h->alias, round_up(h->reserved, 4096));
+        char *alias = h->alias;
+        if (alias) {
+            __atomic_store_n(&h->alias, NULL, __ATOMIC_RELEASE);
+            munmap(alias, round_up(h->reserved, 4096));
             close(h->alias_fd);
-            h->alias = NULL;
             h->alias_fd = -1;
         }
         free(h->allocs);
@@ -205,10 +206,11 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
     const char *site_api = NULL;
     const void *site = NULL;
     if (ACLSIM_UNLIKELY(aclsim__checking())) {   /* checker hook */
-        if (h->alias && align < 4096)   /* pages of its own, to protect (check.c) */
+        bool paged = __atomic_load_n(&h->alias, __ATOMIC_ACQUIRE) != NULL;
+        if (paged && align < 4096)   /* pages of its own, to protect (check-host.c) */
             align = 4096;
         lead = aclsim__check_lead(align);
-        span = round_up(lead + size + ACLSIM_CHECK_TAIL, h->alias ? 4096 : MIN_SPAN);
+        span = round_up(lead + size + ACLSIM_CHECK_TAIL, paged ? 4096 : MIN_SPAN);
         if (span < size)
             return NULL;
         site_api = aclsim__tls_site_api;
