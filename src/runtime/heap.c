@@ -392,7 +392,9 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
 void aclsim__heap_visit(struct aclsim__heap *h, void (*visit)(const struct aclsim__alloc *a,
                                                               void *arg), void *arg)
 {
-    if (!h->lock_ready)
+    /* base is published (release) after the lock was created: once it was
+     * seen, the lock exists (and is never destroyed). */
+    if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
         return;
     pthread_rwlock_rdlock(&h->lock);
     for (size_t i = 0; i < h->nallocs; i++)
