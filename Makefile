@@ -4,6 +4,8 @@
 #   make test    install deps if missing, build (build/), run the test-suite
 #   make asan    ASan+UBSan build in build-asan/, run the test-suite
 #   make tsan    TSan build in build-tsan/, run the test-suite
+#   make check-mode  the test-suite (build/) with ACLSIM_CHECK=1: fails on any
+#                checker report (docs/checker.md); test-checker excluded
 #   make bench   Release build in build-release/, run aclsim-bench
 #   make build   configure + build build/ (default target)
 #   make clean   remove all build directories
@@ -45,10 +47,10 @@ NO_ASLR := $(shell setarch "$$(uname -m)" -R true >/dev/null 2>&1 && echo "setar
 
 COMMON_CMAKE_ARGS = -DCMAKE_COMPILE_WARNING_AS_ERROR=$(WERROR) -DCMAKE_INSTALL_LIBDIR=lib64 $(CMAKE_ARGS)
 
-.PHONY: build demo test asan tsan bench clean deps help
+.PHONY: build demo test asan tsan check-mode bench clean deps help
 
 help:
-	@sed -n '3,13p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,15p' $(firstword $(MAKEFILE_LIST))
 
 deps:
 	@bash scripts/deps.sh
@@ -88,6 +90,18 @@ demo: build
 
 test: build
 	$(call run_ctest,$(BUILD_DIR),)
+
+# The project's own code must be clean under its own checker: every test
+# passes with ACLSIM_CHECK=1 and nothing prints a report ("aclsim check:").
+# test-checker provokes reports on purpose and sets ACLSIM_CHECK itself.
+check-mode: CTEST_ARGS += -E '^test-checker$$'
+check-mode: build
+	$(call run_ctest,$(BUILD_DIR),ACLSIM_CHECK=1)
+	@n=$$(grep -c '^aclsim check:' $(BUILD_DIR)/Testing/Temporary/LastTest.log || true); \
+	if [ "$$n" != 0 ]; then \
+	  grep '^aclsim check:' $(BUILD_DIR)/Testing/Temporary/LastTest.log | head -n 20; \
+	  echo "make check-mode: $$n checker report(s) in the test-suite"; exit 1; fi; \
+	echo "make check-mode: no checker report"
 
 asan: deps
 	$(call configure_build,$(ASAN_DIR),-DCMAKE_BUILD_TYPE=Debug \

@@ -32,6 +32,9 @@
  *                         objects, IPC memory, shareable handles (docs/ipc.md)
  *   tdt (tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)  shared queues,
  *                         routes, tensor channels, datasets, shared buffers
+ *   check   (check*.c)    checker mode (ACLSIM_CHECK): guard zones, stale
+ *                         pointers, frees under queued work, races, unwritten
+ *                         reads, early host access to page-locked buffers
  *
  * Lock order (outer first): binary.c loaded_lock -> runtime.lock -> registry
  * lock -> heap.lock; runtime.lock -> context.lock -> stream.lock (a failure
@@ -174,6 +177,7 @@ struct aclsim__config {
     uint32_t trace_events;
     bool profile;
     bool serial_blocks;                      /* ACLSIM_BLOCK_ORDER=serial (kernel.c) */
+    unsigned check;                          /* ACLSIM_CHECK: detectors (check.c) */
 };
 
 
@@ -420,13 +424,20 @@ struct aclsim__alloc {
     size_t span;              /* as reserved (rounded) */
     uint8_t kind;             /* enum aclsim__alloc_kind */
     const aclsimVar *var;     /* ACLSIM_ALLOC_SYMBOL only */
+    /* Checker mode (check.c): bytes of guard zone before addr (0: allocated
+     * with checking off, no guard zones), and the API call that allocated it
+     * with its caller's return address (NULL when not known). */
+    uint32_t lead;
+    const char *site_api;
+    const void *site;
 };
 
 /* A heap owns [base, base + capacity) of address space (capacity exactly as
  * configured; the mapping is rounded up to whole pages), reserved PROT_NONE and
  * made read-write as allocations reach it. Invariants: allocs[] is sorted by
  * address and non-overlapping; free extents cover exactly the reserved bytes
- * not in allocs; used == sum of allocs' span; used <= capacity. */
+ * not in allocs; used == sum of allocs' span (in checker mode: of their sizes
+ * rounded as without guard zones); used <= capacity. */
 struct aclsim__heap {
     char *base;                    /* NULL until reserved; atomic for classify */
     size_t capacity;
@@ -450,6 +461,20 @@ struct aclsim__heap {
      * another process can map exported allocations (docs/ipc.md). */
     bool shareable;
     int fd;
+    /* Checker mode: where the next allocation search starts (next fit, so
+     * that freed addresses are not handed out again at once); kept across
+     * resets. Under lock. */
+    uintptr_t cursor;
+    /* Bytes of address space reserved from base: capacity, or more in
+     * checker mode, where guard zones take address space but are not
+     * counted as used (so that every figure stays as without them). */
+    size_t reserved;
+    /* Checker mode with early-host-access, page-locked heap only: the same
+     * memory mapped a second time (the runtime's own accesses go through it
+     * while the first mapping is protected), from memfd alias_fd; NULL/-1
+     * otherwise. */
+    char *alias;
+    int alias_fd;
 };
 /* Counts bytes of kind against h's capacity without an allocation (physical
  * and managed memory); false if they do not fit or h is not reserved. *gen
@@ -475,13 +500,17 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
                          const aclsimVar *var);
 /* false if p is not the start of a live allocation of that kind. */
 bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind);
+/* Calls visit on every live allocation of h, under its read lock (the
+ * visitor takes no lock but check.c's leaf locks). */
+void aclsim__heap_visit(struct aclsim__heap *h, void (*visit)(const struct aclsim__alloc *a,
+                                                              void *arg), void *arg);
 /* Copies the allocation containing p into *out; false if none. */
 bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__alloc *out);
 static inline bool aclsim__heap_contains(const struct aclsim__heap *h, const void *p)
 {
     const char *base = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE);
     return base && (const char *)p >= base &&
-           (size_t)((const char *)p - base) < __atomic_load_n(&h->capacity, __ATOMIC_RELAXED);
+           (size_t)((const char *)p - base) < __atomic_load_n(&h->reserved, __ATOMIC_RELAXED);
 }
 
 /* ---- device.c ------------------------------------------------------------ */
@@ -1394,6 +1423,124 @@ static inline aclError aclsim__snapshot_check(const char *api)
     } while (0)
 /* aclFinalize: unlocks, drops the backup, wakes waiting calls. */
 void aclsim__snapshot_finalize(void);
+
+/* ---- check.c, check-*.c: checker mode (ACLSIM_CHECK, docs/checker.md) ------
+ * Hooks, each one marked "checker hook" where it is called: aclsim__submit
+ * (stream.c) and task_release (executor.c) count the queued work on each
+ * allocation; the executor runs kernels through aclsim__check_kernel; heap.c
+ * lays out guard zones and records what is freed or reset; the public
+ * allocation and free functions name their call site; aclsim__check_range
+ * and aclsim__check_copy name stale pointers. With checking off each hook
+ * costs one predictable branch on aclsim__check_mask (no lock, no
+ * allocation). The mask changes only in aclInit, when no device is open. */
+enum { ACLSIM_CHECK_OOB = 1u, ACLSIM_CHECK_STALE = 2u, ACLSIM_CHECK_FREE_PENDING = 4u,
+       ACLSIM_CHECK_EARLY_HOST = 8u, ACLSIM_CHECK_RACE = 16u, ACLSIM_CHECK_UNINIT = 32u };
+extern unsigned aclsim__check_mask;
+static inline unsigned aclsim__checking(void)
+{
+    return __atomic_load_n(&aclsim__check_mask, __ATOMIC_RELAXED);
+}
+#define ACLSIM_CHECKING(bits) ACLSIM_UNLIKELY(aclsim__checking() & (bits))
+/* Parses ACLSIM_CHECK's value ("0", "1", or detector names separated by
+ * commas) into *mask; false with *bad naming the first bad word (and
+ * *unsupported if it names a detector this version does not implement). */
+bool aclsim__check_parse(const char *text, unsigned *mask, char *bad, size_t bad_len,
+                         bool *unsupported);
+void aclsim__check_start(unsigned mask);   /* aclInit */
+void aclsim__check_finalize(void);         /* aclFinalize: forgets everything */
+/* The allocation call site, for the next heap allocation by this thread:
+ * set by the public allocation functions (ACLSIM_CHECK_SITE), consumed by
+ * aclsim__heap_alloc. */
+extern _Thread_local const char *aclsim__tls_site_api;
+extern _Thread_local const void *aclsim__tls_site;
+#define ACLSIM_CHECK_SITE(api)                                                   \
+    do {                                                                         \
+        if (ACLSIM_UNLIKELY(aclsim__checking())) { /* checker hook */            \
+            aclsim__tls_site_api = (api);                                        \
+            aclsim__tls_site = __builtin_return_address(0);                      \
+        }                                                                        \
+    } while (0)
+/* heap.c, under h's write lock: guard zone size in front of an allocation
+ * aligned to align (0 with checking off), poisoning of a new allocation's
+ * guard zones, and the record of allocations that go away (why: "freed",
+ * "device reset"). */
+size_t aclsim__check_lead(size_t align);
+#define ACLSIM_CHECK_TAIL 64u   /* guard bytes at least after an allocation */
+void aclsim__check_poison(const struct aclsim__alloc *a);
+void aclsim__check_forget(struct aclsim__heap *h, const struct aclsim__alloc *a, const char *why);
+/* aclrtFree/aclrtFreeHost of p in h: false if p is not the start of a live
+ * allocation of kind (the caller reports it). Else verifies its guard zones
+ * and frees it, or defers the free while queued work uses it; *err gets
+ * ACL_SUCCESS or the report's code (the free is done or deferred all the
+ * same). */
+bool aclsim__check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
+                        aclError *err);
+/* Whether a's guard zones are intact; if not, text says which bytes changed
+ * (and they are poisoned again). check-kernel.c */
+bool aclsim__check_guards(const struct aclsim__alloc *a, char *text, size_t len);
+void aclsim__check_forget_after_fork(void);   /* THE FORK RULE */
+void aclsim__check_kernel_forget_after_fork(void);   /* (check-kernel.c's part) */
+/* check-race.c, from the submit hook (s->lock held): task t, number seq of
+ * s, against the unordered accesses of other streams; a race becomes s's
+ * fault (507015 at its next synchronize) with the report. */
+void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, uint64_t seq);
+void aclsim__check_race_finalize(void);
+/* check-uninit.c: fills a new allocation with the unwritten pattern (from
+ * aclsim__check_poison); a copy task about to run (executor) or a
+ * synchronous copy (its error) reading bytes that still hold it. */
+void aclsim__check_fill(const struct aclsim__alloc *a);
+void aclsim__check_copy_run(struct aclsim__stream *s, struct aclsim__task *t);
+aclError aclsim__check_copy_sync(const char *api, const void *src, size_t n);
+/* check-host.c (early-host-access): the SIGSEGV handler (aclInit); protects
+ * [start, start + len) with the report a host access gets (a slot, or -1),
+ * and undoes it; the alias of a page-locked address and back; the executor's
+ * hook before a task runs (copies through the alias; uninit); whether a
+ * task kind runs through the alias. */
+void aclsim__check_host_start(void);
+int aclsim__check_protect(uintptr_t start, size_t len, const char *report);
+void aclsim__check_unprotect(int slot);
+void *aclsim__check_alias(const void *p);
+const void *aclsim__check_unalias(const void *p);
+void aclsim__check_task_run(struct aclsim__stream *s, struct aclsim__task *t);
+bool aclsim__check_protectable(uint8_t kind);
+void aclsim__check_race_forget_after_fork(void);
+/* Shared by check*.c: names a (device: its logical id, -1 page-locked) with
+ * its definition or allocation site (not under a heap lock: dladdr); the
+ * device of heap h (-1: page-locked memory); prints a report to stderr. */
+void aclsim__check_describe_alloc(const struct aclsim__alloc *a, int device, char *buf,
+                                  size_t len);
+int aclsim__check_heap_device(const struct aclsim__heap *h);
+/* The addresses of allocations that went away since *cursor (a count of
+ * them, advanced): at most max. */
+size_t aclsim__check_gone_since(uint64_t *cursor, uintptr_t *addrs, size_t max);
+/* Whether p was in an allocation that went away: text says which and how. */
+bool aclsim__check_gone(const void *p, char *text, size_t len);
+void aclsim__check_print(const char *detector, const char *text);
+/* The heap of device or page-locked memory w (NULL for other kinds); a task
+ * kind's name; a stream as reports name it. */
+struct aclsim__heap *aclsim__check_heap_of(struct aclsim__where w);
+const char *aclsim__check_task_name(uint8_t kind);
+void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id, char *buf,
+                               size_t len);
+/* stream.c, s->lock held, t queued: counts t's uses of allocations. */
+void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t);
+/* executor.c: t ran or was discarded: its uses end (deferred frees happen). */
+void aclsim__check_released(const struct aclsim__task *t);
+/* executor.c: runs kernel task t (aclsim__execute_kernel) with the checks:
+ * stale arguments (the kernel does not run), guard zones after each block. */
+aclError aclsim__check_kernel(struct aclsim__stream *s, struct aclsim__task *t,
+                              struct aclsim__fault_detail *d);
+/* kernel.c: block index of t finished on this thread. */
+void aclsim__check_block_done(struct aclsim__device *dev, struct aclsim__task *t,
+                              uint32_t index);
+/* memory.c: p (in heap memory w) is in no live allocation: appends what the
+ * checker knows about the address (the allocation that was there and how it
+ * went) to buf. */
+void aclsim__check_describe_stale(const void *p, char *buf, size_t len);
+/* memory.c, aclsim__check_copy: device memory of a device other than the
+ * current one, without peer access (stale: 100000 with a report). */
+aclError aclsim__check_devices(const char *api, const void *dst, struct aclsim__where wd,
+                               const void *src, struct aclsim__where ws, int kind);
 
 /* ---- kernel.c ------------------------------------------------------------- */
 #define ACLSIM_MAX_BLOCKS 65535u   /* numBlocks of one launch: 1..65535, as CANN */

@@ -586,6 +586,11 @@ static void test_meminfo_accounting(void **state)
 static void test_fragmentation_and_coalescing(void **state)
 {
     (void)state;
+    /* Checker mode (docs/checker.md) lays memory out differently by design:
+     * guard zones around each block, and next fit. */
+    const char *check = getenv("ACLSIM_CHECK");
+    if (check && strcmp(check, "0") != 0)
+        skip();
     const size_t cap = 64 * MiB;
     enum { N = 64 };
     void *blk[N];

@@ -46,6 +46,7 @@ aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy pol
 {
     static const char api[] = "aclrtMallocAlign32";
     (void)policy;
+    ACLSIM_CHECK_SITE(api);
     aclError err = check_alloc(api, devPtr, "devPtr", size, 0x7fu);
     /* The usable size is size rounded up to 32 bytes (and no more). */
     return err ? err : device_alloc(api, devPtr, (size + 31) & ~(size_t)31);
@@ -55,6 +56,7 @@ aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy poli
 {
     static const char api[] = "aclrtMallocCached";
     (void)policy;
+    ACLSIM_CHECK_SITE(api);
     aclError err = check_alloc(api, devPtr, "devPtr", size, ACLSIM_ALL_BUT_IPV);
     return err ? err : device_alloc(api, devPtr, size);
 }
@@ -129,6 +131,7 @@ aclError aclrtMallocWithCfg(void **devPtr, size_t size, aclrtMemMallocPolicy pol
                             aclrtMallocConfig *cfg)
 {
     (void)policy;
+    ACLSIM_CHECK_SITE("aclrtMallocWithCfg");
     return malloc_with_cfg("aclrtMallocWithCfg", devPtr, size, cfg);
 }
 
@@ -137,12 +140,14 @@ aclError aclrtMallocForTaskScheduler(void **devPtr, size_t size, aclrtMemMallocP
                                      aclrtMallocConfig *cfg)
 {
     (void)policy;
+    ACLSIM_CHECK_SITE("aclrtMallocForTaskScheduler");
     return malloc_with_cfg("aclrtMallocForTaskScheduler", devPtr, size, cfg);
 }
 
 aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size, aclrtMallocConfig *cfg)
 {
     static const char api[] = "aclrtMallocHostWithCfg";
+    ACLSIM_CHECK_SITE(api);
     aclError err = check_alloc(api, ptr, "ptr", size, ACLSIM_ALL_BUT_IPV);
     if (!err)
         err = check_cfg(api, cfg, true);

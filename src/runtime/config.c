@@ -337,7 +337,7 @@ static void json_value(const cJSON *item, const char *name, const char *origin, 
 /* ---- the settings ------------------------------------------------------ */
 
 enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, S_TRACE, S_TRACE_EVENTS, S_PROFILE,
-       S_BLOCK_ORDER, NSETTINGS };
+       S_BLOCK_ORDER, S_CHECK, NSETTINGS };
 static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] = {
     {"ACLSIM_DEVICE_COUNT", "device_count", "\"aclsim\".\"device_count\""},
     {"ACLSIM_SOC_VERSION", "soc_version", "\"aclsim\".\"soc_version\""},
@@ -349,6 +349,7 @@ static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] =
     {"ACLSIM_TRACE_EVENTS", "trace_events", "\"aclsim\".\"trace_events\""},
     {"ACLSIM_PROFILE", "profile", "\"aclsim\".\"profile\""},
     {"ACLSIM_BLOCK_ORDER", "block_order", "\"aclsim\".\"block_order\""},
+    {"ACLSIM_CHECK", "check", "\"aclsim\".\"check\""},
 };
 
 /* The file's settings: the "aclsim" object, "err_msg_mode", "defaultDevice". */
@@ -375,7 +376,7 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
                                 "config file \"%s\": \"aclsim\" has no setting %s (the settings "
                                 "are device_count, soc_version, device_memory, workers, "
                                 "op_timeout_interval_us, trace, trace_events, profile, "
-                                "block_order)",
+                                "block_order, check)",
                                 path, quote(c->string, q, sizeof q));
         }
         const cJSON *item;
@@ -521,6 +522,26 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
                              "in index order)");
         c->serial_blocks = strcmp(v->text, "serial") == 0;
         break;
+    case S_CHECK: {   /* checker mode: check.c, docs/checker.md */
+        char bad[80], q[QUOTE_MAX * 4 + 64];
+        bool unsupported;
+        if (v->is_number ? !number_in(v->number, 0, 1, &u)
+                         : !v->text || !aclsim__check_parse(v->text, &c->check, bad, sizeof bad,
+                                                            &unsupported)) {
+            if (!v->is_number && v->text && unsupported)
+                return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclInit",
+                                    "%s (%s) is %s: detector \"%s\" is not implemented in this "
+                                    "version of aclsim (implemented: oob, stale, free-pending, "
+                                    "early-host-access, race, uninit; see docs/checker.md)",
+                                    v->name, v->origin,
+                                    describe(v, q, sizeof q), bad);
+            return refuse(v, "0, 1, all, or detector names separated by commas (oob, stale, "
+                             "free-pending, early-host-access, race, uninit)");
+        }
+        if (v->is_number)
+            aclsim__check_parse(u ? "1" : "0", &c->check, bad, sizeof bad, &unsupported);
+        break;
+    }
     }
     return ACL_SUCCESS;
 }

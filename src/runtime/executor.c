@@ -70,6 +70,8 @@ void aclsim__schedule(struct aclsim__stream *s)
 /* Frees what a task owns; the task itself goes back to the stream's spares. */
 static void task_release(struct aclsim__task *t)
 {
+    if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: the task's memory uses end */
+        aclsim__check_released(t);
     if (t->kind == ACLSIM_TASK_KERNEL)
         free(t->u.kernel.argbuf);
     else if (t->kind == ACLSIM_TASK_RECORD)
@@ -90,6 +92,8 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     bool guard = (t->kind <= ACLSIM_TASK_KERNEL || t->kind == ACLSIM_TASK_OVERFLOW ||
                   t->kind == ACLSIM_TASK_COPY2D || t->kind == ACLSIM_TASK_MEMSET32) &&
                  aclsim__memory_write_begin();
+    if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: unwritten reads, page-locked alias */
+        aclsim__check_task_run(s, t);
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
         aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
@@ -98,7 +102,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
         memset(t->u.memset.dst, t->u.memset.value, t->bytes);
         break;
     case ACLSIM_TASK_KERNEL:
-        if (ACLSIM_UNLIKELY(code = aclsim__execute_kernel(s->device, t, &detail)))
+        code = ACLSIM_UNLIKELY(aclsim__checking()) ? aclsim__check_kernel(s, t, &detail) /* checker hook */
+                                                   : aclsim__execute_kernel(s->device, t, &detail);
+        if (ACLSIM_UNLIKELY(code))
             aclsim__task_failed(s, t, code, &detail);   /* a failed task: failure.c */
         break;
     case ACLSIM_TASK_HOST_FUNC:

@@ -30,7 +30,7 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
  * belong to its memfd, which MADV_DONTNEED would not free. */
 static void give_back(const struct aclsim__heap *h, void *p, size_t n)
 {
-    madvise(p, n, h->fd >= 0 ? MADV_REMOVE : MADV_DONTNEED);
+    madvise(p, n, h->fd >= 0 || h->alias ? MADV_REMOVE : MADV_DONTNEED);
 }
 
 /* Synchronous copies and sets hold this shared while they check and move
@@ -49,32 +49,60 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
             return ACL_SUCCESS;   /* kept from before (see aclsim__heap_reset) */
         aclsim__heap_destroy(h);
     }
-    int fd = -1;
+    /* Checker mode: room for guard zones, and for next fit to go a long
+     * way before it wraps around. */
+    size_t reserve = capacity;
+    if (ACLSIM_UNLIKELY(aclsim__checking()) && capacity <= SIZE_MAX / 4)   /* checker hook */
+        reserve = capacity + capacity / 2;
+    int fd = -1, alias_fd = -1;
+    char *alias = NULL;
     void *base = MAP_FAILED;
     if (h->shareable) {
         /* Device memory another process may map (ipc.c): a sparse memfd as
          * large as the heap, never inherited by fork() children (they
          * cannot use it, and must not write the parent's memory). */
         fd = memfd_create("aclsim-device-memory", MFD_CLOEXEC);
-        if (fd >= 0 && ftruncate(fd, (off_t)round_up(capacity, 4096)) == 0)
-            base = mmap(NULL, round_up(capacity, 4096), PROT_NONE, MAP_SHARED | MAP_NORESERVE,
+        if (fd >= 0 && ftruncate(fd, (off_t)round_up(reserve, 4096)) == 0)
+            base = mmap(NULL, round_up(reserve, 4096), PROT_NONE, MAP_SHARED | MAP_NORESERVE,
                         fd, 0);
-        if (base != MAP_FAILED)
-            madvise(base, round_up(capacity, 4096), MADV_DONTFORK);
-        else if (fd >= 0)
+        if (base != MAP_FAILED) {
+            madvise(base, round_up(reserve, 4096), MADV_DONTFORK);
+        } else if (fd >= 0) {
             close(fd);
+            fd = -1;
+        }
     } else {
-        base = mmap(NULL, round_up(capacity, 4096), PROT_NONE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        /* Checker mode, early-host-access: page-locked memory mapped twice. */
+        if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST) && h == &aclsim__host_heap &&   /* checker hook */
+            (alias_fd = memfd_create("aclsim-page-locked", MFD_CLOEXEC)) >= 0 &&
+            (ftruncate(alias_fd, (off_t)round_up(reserve, 4096)) != 0 ||
+             (alias = mmap(NULL, round_up(reserve, 4096), PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_NORESERVE, alias_fd, 0)) == MAP_FAILED)) {
+            alias = NULL;   /* (then checked without it: no protection) */
+            close(alias_fd);
+            alias_fd = -1;
+        }
+        base = mmap(NULL, round_up(reserve, 4096), PROT_NONE,
+                    alias_fd >= 0 ? MAP_SHARED | MAP_NORESERVE
+                                  : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, alias_fd, 0);
     }
-    if (base == MAP_FAILED)
+    if (base == MAP_FAILED) {
+        if (alias) {
+            munmap(alias, round_up(reserve, 4096));
+            close(alias_fd);
+        }
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot reserve %zu bytes of address space", capacity);
+    }
     struct aclsim__extent *extents = aclsim__malloc(sizeof *extents * 8);
     if (!extents) {
-        munmap(base, round_up(capacity, 4096));
+        munmap(base, round_up(reserve, 4096));
         if (fd >= 0)
             close(fd);
+        if (alias) {
+            munmap(alias, round_up(reserve, 4096));
+            close(alias_fd);
+        }
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
     if (!h->lock_ready) {   /* once per process (see the top of this file) */
@@ -92,10 +120,13 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->allocs = NULL;
     h->nallocs = h->cap_allocs = 0;
     __atomic_store_n(&h->capacity, capacity, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->reserved, reserve, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->alias, alias, __ATOMIC_RELEASE);   /* (read without the lock) */
+    h->alias_fd = alias_fd;
     h->free = extents;
     h->cap_free = 8;
     h->nfree = 1;
-    h->free[0] = (struct aclsim__extent){(uintptr_t)base, capacity};
+    h->free[0] = (struct aclsim__extent){(uintptr_t)base, reserve};
     h->fd = fd;
     __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&h->lock);
@@ -108,6 +139,9 @@ void aclsim__heap_reset(struct aclsim__heap *h)
         return;
     pthread_rwlock_wrlock(&teardown_lock);
     pthread_rwlock_wrlock(&h->lock);
+    for (size_t i = 0; i < h->nallocs; i++)
+        if (ACLSIM_UNLIKELY(h->allocs[i].lead))   /* checker hook */
+            aclsim__check_forget(h, &h->allocs[i], "discarded by a reset of its device");
     if (h->committed) {
         give_back(h, h->base, h->committed);
         mprotect(h->base, h->committed, PROT_NONE);
@@ -120,7 +154,7 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     h->nallocs = 0;
     atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
     h->nfree = 1;
-    h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->capacity};
+    h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->reserved};
     pthread_rwlock_unlock(&h->lock);
     pthread_rwlock_unlock(&teardown_lock);
 }
@@ -135,10 +169,17 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
     if (base) {
         __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
-        munmap(base, round_up(h->capacity, 4096));
+        munmap(base, round_up(h->reserved, 4096));
         if (h->fd >= 0)
             close(h->fd);
         h->fd = -1;
+        char *alias = h->alias;
+        if (alias) {
+            __atomic_store_n(&h->alias, NULL, __ATOMIC_RELEASE);
+            munmap(alias, round_up(h->reserved, 4096));
+            close(h->alias_fd);
+            h->alias_fd = -1;
+        }
         free(h->allocs);
         free(h->free);
         h->allocs = NULL;
@@ -146,6 +187,7 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
         h->nallocs = h->cap_allocs = h->nfree = h->cap_free = 0;
         h->used = h->committed = 0;
         h->generation++;
+        h->cursor = 0;
         memset(h->used_by_kind, 0, sizeof h->used_by_kind);
     }
     pthread_rwlock_unlock(&h->lock);
@@ -189,25 +231,55 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
     if (size > __atomic_load_n(&h->capacity, __ATOMIC_RELAXED))
         return NULL;
     size_t span = round_up(size ? size : 1, MIN_SPAN);
+    /* Checker mode (check.c): guard zones before and after, and next fit. */
+    size_t lead = 0;
+    const char *site_api = NULL;
+    const void *site = NULL;
+    if (ACLSIM_UNLIKELY(aclsim__checking())) {   /* checker hook */
+        bool paged = __atomic_load_n(&h->alias, __ATOMIC_ACQUIRE) != NULL;
+        if (paged && align < 4096)   /* pages of its own, to protect (check-host.c) */
+            align = 4096;
+        lead = aclsim__check_lead(align);
+        span = round_up(lead + size + ACLSIM_CHECK_TAIL, paged ? 4096 : MIN_SPAN);
+        if (span < size)
+            return NULL;
+        site_api = aclsim__tls_site_api;
+        site = aclsim__tls_site;
+        aclsim__tls_site_api = NULL;
+        aclsim__tls_site = NULL;
+    }
     void *result = NULL;
     pthread_rwlock_wrlock(&h->lock);
+    size_t charge = lead ? round_up(size ? size : 1, MIN_SPAN) : span;   /* guards are free */
     if (!h->base ||   /* destroyed meanwhile (aclFinalize) */
-        h->used + span > h->capacity ||
+        h->used + charge > h->capacity ||
         !grow((void **)&h->allocs, &h->cap_allocs, h->nallocs + 1, sizeof *h->allocs) ||
         /* Free extents are maximal, so there is at most one between two
          * allocations: room for nallocs + 2 means frees never need memory. */
         !grow((void **)&h->free, &h->cap_free, h->nallocs + 2, sizeof *h->free))
         goto out;
-    for (size_t i = 0; i < h->nfree; i++) {
+    /* With guard zones (checker mode) the search starts at the cursor:
+     * first the extents at or after it, then from the start. */
+    size_t first = 0;
+    if (lead)
+        while (first < h->nfree && h->free[first].addr + h->free[first].size <= h->cursor)
+            first++;
+    /* (The extent holding the cursor is looked at twice: from the cursor,
+     * and at the end from its start.) */
+    for (size_t k = 0; k < h->nfree + (lead && h->nfree ? 1 : 0); k++) {
+        size_t i = (first + k) % h->nfree;
         struct aclsim__extent e = h->free[i];
-        uintptr_t a = round_up(e.addr, align);
+        uintptr_t from = e.addr;
+        if (lead && k == 0 && h->cursor > e.addr && h->cursor < e.addr + e.size)
+            from = h->cursor;
+        uintptr_t a = round_up(from, align);
         if (a < e.addr || a - e.addr > e.size || e.size - (a - e.addr) < span)
             continue;
         size_t end = (a + span) - (uintptr_t)h->base;
         if (end > h->committed) {
             size_t want = round_up(end, COMMIT_STEP);
-            if (want > h->capacity)
-                want = h->capacity;
+            if (want > h->reserved)
+                want = h->reserved;
             if (mprotect(h->base + h->committed, want - h->committed, PROT_READ | PROT_WRITE))
                 goto out;
             h->committed = want;
@@ -227,15 +299,20 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
             memmove(&h->free[i], &h->free[i + 1], (h->nfree - i - 1) * sizeof *h->free);
             h->nfree--;
         }
-        size_t pos = upper_bound(h, a);
+        size_t pos = upper_bound(h, a + lead);
         memmove(&h->allocs[pos + 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
-        h->allocs[pos] = (struct aclsim__alloc){a, size, span, (uint8_t)kind, var};
+        h->allocs[pos] = (struct aclsim__alloc){a + lead, size, span, (uint8_t)kind, var,
+                                                (uint32_t)lead, site_api, site};
         h->nallocs++;
-        h->used += span;
-        h->used_by_kind[kind] += span;
+        if (lead) {
+            h->cursor = a + span;
+            aclsim__check_poison(&h->allocs[pos]);
+        }
+        h->used += charge;
+        h->used_by_kind[kind] += charge;
         if (h->used_by_kind[kind] > h->peak_by_kind[kind])
             h->peak_by_kind[kind] = h->used_by_kind[kind];
-        result = (void *)a;
+        result = (void *)(a + lead);
         break;
     }
 out:
@@ -323,19 +400,36 @@ bool aclsim__heap_free(struct aclsim__heap *h, void *p, int kind)
         struct aclsim__alloc a = h->allocs[pos - 1];
         memmove(&h->allocs[pos - 1], &h->allocs[pos], (h->nallocs - pos) * sizeof *h->allocs);
         h->nallocs--;
-        h->used -= a.span;
-        h->used_by_kind[a.kind] -= a.span;
+        size_t charge = a.lead ? round_up(a.size ? a.size : 1, MIN_SPAN) : a.span;
+        h->used -= charge;
+        h->used_by_kind[a.kind] -= charge;
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
-        if (a.span >= RELEASE_MIN) {
-            uintptr_t from = round_up(a.addr, 4096), to = (a.addr + a.span) & ~(uintptr_t)4095;
+        uintptr_t start = a.addr - a.lead;   /* the guard zone's start (checker mode) */
+        if (ACLSIM_UNLIKELY(a.lead))   /* checker hook */
+            aclsim__check_forget(h, &a, "freed");
+        if (a.span >= RELEASE_MIN || a.lead) {
+            uintptr_t from = round_up(start, 4096), to = (start + a.span) & ~(uintptr_t)4095;
             if (to > from)
                 give_back(h, (void *)from, to - from);
         }
-        release_extent(h, a.addr, a.span);
+        release_extent(h, start, a.span);
         ok = true;
     }
     pthread_rwlock_unlock(&h->lock);
     return ok;
+}
+
+void aclsim__heap_visit(struct aclsim__heap *h, void (*visit)(const struct aclsim__alloc *a,
+                                                              void *arg), void *arg)
+{
+    /* base is published (release) after the lock was created: once it was
+     * seen, the lock exists (and is never destroyed). */
+    if (!__atomic_load_n(&h->base, __ATOMIC_ACQUIRE))
+        return;
+    pthread_rwlock_rdlock(&h->lock);
+    for (size_t i = 0; i < h->nallocs; i++)
+        visit(&h->allocs[i], arg);
+    pthread_rwlock_unlock(&h->lock);
 }
 
 /* The allocation this thread found last, valid while its heap has had no free

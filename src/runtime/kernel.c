@@ -466,6 +466,8 @@ static void run_block(struct block_job *b, uint32_t index)
     uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (with the call below) */
     if (setjmp(local.env) == 0)
         b->task->u.kernel.kernel->invoke((void *const *)b->task->u.kernel.argbuf);
+    if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: guard zones after each block */
+        aclsim__check_block_done(b->dev, b->task, index);
     print_flush();   /* the block's unfinished printf line (aclsimPrint) */
     if (ACLSIM_UNLIKELY(trace_start) && aclsim__tracing(ACLSIM_TRACE_TASKS))
         aclsim__trace_block(b->dev, b->task->label, index, b->task->u.kernel.blocks, trace_start);

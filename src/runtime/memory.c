@@ -131,6 +131,7 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     static const char api[] = "aclrtMalloc";
     ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_CHECK_SITE(api);
     ACLSIM_SNAPSHOT_GATE(api);
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
@@ -174,6 +175,10 @@ aclError aclrtFree(void *devPtr)
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     struct aclsim__where w = aclsim__classify(devPtr);
+    aclError err;
+    if (ACLSIM_UNLIKELY(aclsim__checking()) && w.kind == ACLSIM_DEVICE &&   /* checker hook */
+        aclsim__check_free(api, &w.device->heap, devPtr, ACLSIM_ALLOC_MALLOC, &err))
+        return err;
     if (w.kind == ACLSIM_DEVICE)
         aclsim__ipc_memory_freed(devPtr);   /* its IPC exports close (ipc.c) */
     if (w.kind == ACLSIM_DEVICE && aclsim__heap_free(&w.device->heap, devPtr, ACLSIM_ALLOC_MALLOC))
@@ -191,6 +196,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
     static const char api[] = "aclrtMallocHost";
     ACLSIM_REQUIRE_INIT(api);
+    ACLSIM_CHECK_SITE(api);
     ACLSIM_SNAPSHOT_GATE(api);
     if (!hostPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
@@ -233,6 +239,11 @@ aclError aclrtFreeHost(void *hostPtr)
     ACLSIM_SNAPSHOT_GATE(api);
     if (!hostPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "hostPtr is NULL");
+    aclError err;
+    if (ACLSIM_UNLIKELY(aclsim__checking()) &&   /* checker hook */
+        aclsim__heap_contains(&aclsim__host_heap, hostPtr) &&
+        aclsim__check_free(api, &aclsim__host_heap, hostPtr, ACLSIM_ALLOC_HOST, &err))
+        return err;
     if (aclsim__heap_contains(&aclsim__host_heap, hostPtr) &&
         aclsim__heap_free(&aclsim__host_heap, hostPtr, ACLSIM_ALLOC_HOST))
         return ACL_SUCCESS;
@@ -297,10 +308,12 @@ aclError aclsim__check_range(const char *api, const char *name, const void *p, s
         return w.kind == ACLSIM_HOST ? ACL_SUCCESS : aclsim__ranges_check(api, name, p, n, w);
     struct aclsim__alloc a;
     if (!aclsim__heap_find(h, p, &a)) {
-        char what[256];
+        char what[256], stale[800] = "";
         aclsim__describe(p, what, sizeof what);
+        if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: what was there */
+            aclsim__check_describe_stale(p, stale, sizeof stale);
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "%s %p is %s (freed, or never allocated)", name, p, what);
+                            "%s %p is %s (freed, or never allocated)%s", name, p, what, stale);
     }
     size_t room = a.size - (size_t)((uintptr_t)p - a.addr);
     if (n > room) {
@@ -361,6 +374,8 @@ aclError aclsim__check_copy(const char *api, void *dst, const void *src, size_t 
     aclError err = aclsim__check_range(api, "dst", dst, count, *wd);
     if (!err)
         err = aclsim__check_range(api, "src", src, count, *ws);
+    if (!err && ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: another device's memory */
+        err = aclsim__check_devices(api, dst, *wd, src, *ws, kind);
     return err;
 }
 
@@ -469,12 +484,15 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
     if (!err)
         err = aclsim__peer_copy_check(api, wd.device, ws.device);
     if (!err) {
+        aclError unwritten = ACLSIM_UNLIKELY(aclsim__checking())   /* checker hook */
+                                 ? aclsim__check_copy_sync(api, src, count) : ACL_SUCCESS;
         uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (with the call below) */
         bool guard = aclsim__memory_write_begin();   /* memory waits (wait.c) */
         copy_bytes(dst, src, count);
         aclsim__memory_write_end(guard);
         if (ACLSIM_UNLIKELY(trace_start))
             aclsim__trace_sync_copy(api, dst, src, count, NULL, trace_start);
+        err = unwritten;   /* reported, and copied all the same */
     }
     aclsim__release_heaps(&hold);
     return err;
@@ -513,7 +531,10 @@ static aclError check_memset(const char *api, void *devPtr, size_t maxCount, siz
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "devPtr %p is ordinary host memory (device or aclrtMallocHost "
                             "memory expected)", devPtr);
-    return aclsim__check_range(api, "devPtr", devPtr, count, *w);
+    aclError err = aclsim__check_range(api, "devPtr", devPtr, count, *w);
+    if (!err && ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: another device's memory */
+        err = aclsim__check_devices(api, devPtr, *w, NULL, (struct aclsim__where){0}, -1);
+    return err;
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)

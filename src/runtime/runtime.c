@@ -86,6 +86,7 @@ aclError aclInit(const char *configPath)
         aclsim__rt.init_refs = 1;
         aclsim__memory_open();
         aclsim__trace_configure(&node->config);   /* ACLSIM_TRACE, ACLSIM_PROFILE */
+        aclsim__check_start(config.check);   /* checker mode (check.c) */
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
                     config.visible_count, config.physical_devices, config.soc_name,
@@ -116,6 +117,7 @@ static aclError already_finalized(void)
  * its threads (which do not exist here). Caller holds rt.lock. */
 static void finalize_forked(void)
 {
+    aclsim__check_forget_after_fork();   /* first: heaps record what they free */
     aclsim__streams_forget_after_fork();
     aclsim__contexts_forget_after_fork();
     aclsim__devices_forget_after_fork();
@@ -130,6 +132,7 @@ static void finalize_forked(void)
     aclsim__mempools_forget_after_fork();
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
+    aclsim__check_finalize();
     aclsim__devctl_finalize();
     aclsim__failures_finalize();
     aclsim__snapshot_finalize();
@@ -213,6 +216,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__ipc_finalize();   /* before ranges: imports are reservations */
     aclsim__ranges_finalize();
     aclsim__memory_finalize();
+    aclsim__check_finalize();
     aclsim__failures_finalize();
     aclsim__devctl_finalize();
     atomic_store_explicit(&aclsim__rt.initialized, false, memory_order_release);

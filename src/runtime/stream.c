@@ -443,6 +443,8 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     s->tail = t;
     uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
     t->id = (uint32_t)seq;
+    if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: count t's memory uses */
+        aclsim__check_submitted(s, t);
     atomic_store_explicit(&s->submitted, seq, memory_order_release);
     bool idle = s->state == ACLSIM_STREAM_IDLE;
     if (idle)

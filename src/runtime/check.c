@@ -1,0 +1,634 @@
+/*
+ * Checker mode (ACLSIM_CHECK; docs/checker.md): detectors for the device-
+ * memory bugs that an NPU hides. This file holds what they share -- the
+ * switch, the names of allocations, the record of allocations that went
+ * away -- and the free-pending and stale detectors; check-kernel.c runs
+ * kernels with the stale-argument and guard-zone (oob) checks.
+ *
+ * Hooks (internal.h lists them; each call site is marked "checker hook"):
+ * heap.c gives every allocation guard zones and searches free memory by next
+ * fit (a freed address is not handed out again soon, so a stale pointer still
+ * points at nothing live and can be named), and calls aclsim__check_forget
+ * for each allocation that goes away. aclsim__submit counts each queued
+ * task's uses of allocations, task_release ends them; aclrtFree/FreeHost
+ * defer a free while uses remain.
+ *
+ * Locks: use_lock, then a heap's lock, then history_lock (a leaf). Nothing
+ * here calls dladdr (which takes the loader's lock, and dlclose holds that
+ * lock while it frees into heaps) with a heap lock held.
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned aclsim__check_mask;
+_Thread_local const char *aclsim__tls_site_api;
+_Thread_local const void *aclsim__tls_site;
+
+#define IMPLEMENTED (ACLSIM_CHECK_OOB | ACLSIM_CHECK_STALE | ACLSIM_CHECK_FREE_PENDING | \
+                     ACLSIM_CHECK_RACE | ACLSIM_CHECK_UNINIT | ACLSIM_CHECK_EARLY_HOST)
+
+static const struct { const char *name; unsigned bit; } detectors[] = {
+    {"oob", ACLSIM_CHECK_OOB},
+    {"stale", ACLSIM_CHECK_STALE},
+    {"free-pending", ACLSIM_CHECK_FREE_PENDING},
+    {"early-host-access", ACLSIM_CHECK_EARLY_HOST},
+    {"race", ACLSIM_CHECK_RACE},
+    {"uninit", ACLSIM_CHECK_UNINIT},
+};
+#define NDETECTORS (sizeof detectors / sizeof detectors[0])
+
+bool aclsim__check_parse(const char *text, unsigned *mask, char *bad, size_t bad_len,
+                         bool *unsupported)
+{
+    *unsupported = false;
+    *mask = 0;
+    if (!strcmp(text, "0"))
+        return true;
+    if (!strcmp(text, "1")) {   /* all but early-host-access (docs/checker.md) */
+        *mask = IMPLEMENTED & ~ACLSIM_CHECK_EARLY_HOST;
+        return true;
+    }
+    if (!strcmp(text, "all")) {
+        *mask = IMPLEMENTED;
+        return true;
+    }
+    for (const char *p = text;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        size_t i = 0;
+        while (i < NDETECTORS && (strlen(detectors[i].name) != n ||
+                                  strncmp(detectors[i].name, p, n) != 0))
+            i++;
+        if (i == NDETECTORS || !(detectors[i].bit & IMPLEMENTED)) {
+            *unsupported = i < NDETECTORS;
+            snprintf(bad, bad_len, "%.*s", (int)(n < 64 ? n : 64), p);
+            return false;
+        }
+        *mask |= detectors[i].bit;
+        if (!end)
+            return true;
+        p = end + 1;
+    }
+}
+
+/* ---- naming allocations ---------------------------------------------------- */
+
+/* The logical id of the device whose heap h is, or -1 for page-locked memory. */
+int aclsim__check_heap_device(const struct aclsim__heap *h)
+{
+    for (int d = 0; d < ACLSIM_MAX_DEVICES; d++)
+        if (h == &aclsim__devices[d].heap)
+            return d;
+    return -1;
+}
+
+/* "main+0x4c (prog+0x1234)": the code at return address site (the offset in
+ * the object is what addr2line -e takes). */
+static void describe_site(const void *site, char *buf, size_t len)
+{
+    Dl_info info;
+    const char *at = (const char *)site - 1;   /* inside the call instruction */
+    if (!site || !dladdr(at, &info) || !info.dli_fname) {
+        snprintf(buf, len, "%p", site);
+        return;
+    }
+    size_t off = (size_t)(at - (const char *)info.dli_fbase);
+    const char *object = strrchr(info.dli_fname, '/');
+    object = object ? object + 1 : info.dli_fname;
+    if (info.dli_sname)
+        snprintf(buf, len, "%s+0x%zx (%s+0x%zx)", info.dli_sname,
+                 (size_t)(at - (const char *)info.dli_saddr), object, off);
+    else
+        snprintf(buf, len, "%s+0x%zx", object, off);
+}
+
+/* What allocation a is, with its definition or allocation site. Not under a
+ * heap lock (dladdr). */
+static void describe_named(const struct aclsim__alloc *a, int device, const char *vname,
+                           const char *vfile, int vline, char *buf, size_t len)
+{
+    char where[32];
+    if (device >= 0)
+        snprintf(where, sizeof where, "device %d", device);
+    else
+        snprintf(where, sizeof where, "page-locked host memory");
+    if (a->kind == ACLSIM_ALLOC_SYMBOL && vname) {
+        snprintf(buf, len, "device variable %s (%zu bytes, defined at %s:%d; its instance on %s)",
+                 vname, a->size, vfile, vline, where);
+        return;
+    }
+    char site[256];
+    if (a->site)
+        describe_site(a->site, site, sizeof site);
+    snprintf(buf, len, "the %zu-byte allocation %p (%s%s%s, %s)", a->size, (void *)a->addr,
+             a->site_api ? a->site_api : "allocated by the runtime",
+             a->site ? " called from " : "", a->site ? site : "", where);
+}
+
+void aclsim__check_describe_alloc(const struct aclsim__alloc *a, int device, char *buf, size_t len)
+{
+    const aclsimVar *v = a->kind == ACLSIM_ALLOC_SYMBOL ? a->var : NULL;
+    describe_named(a, device, v ? v->name : NULL, v ? v->file : NULL, v ? v->line : 0, buf, len);
+}
+
+/* Prints a report to stderr (every report is also the recent error message
+ * of the call or synchronize that returns its code). */
+void aclsim__check_print(const char *detector, const char *text)
+{
+    fprintf(stderr, "aclsim check: %s: %s\n", detector, text);
+}
+
+/* ---- the record of allocations that went away ------------------------------ */
+
+#define HISTORY 4096
+static struct gone {
+    struct aclsim__alloc a;
+    int device;
+    const char *why;
+    /* A variable's name and definition site, copied: its descriptor goes
+     * with its binary. */
+    char var_name[64], var_file[192];
+    int var_line;
+} history[HISTORY];
+static size_t history_next, history_count;
+static uint64_t history_total;   /* records ever made this session */
+static pthread_mutex_t history_lock = PTHREAD_MUTEX_INITIALIZER;
+
+size_t aclsim__check_lead(size_t align)
+{
+    return align > 64 ? align : 64;
+}
+
+#define POISON 0xfdu
+
+void aclsim__check_poison(const struct aclsim__alloc *a)
+{
+    /* (Through the alias: a page-locked buffer's pages may be protected.) */
+    char *start = aclsim__check_alias((const void *)(a->addr - a->lead));
+    memset(start, POISON, a->lead);
+    memset(start + a->lead + a->size, POISON, a->span - a->lead - a->size);
+    aclsim__check_fill(a);   /* uninit: check-uninit.c */
+}
+
+void aclsim__check_forget(struct aclsim__heap *h, const struct aclsim__alloc *a, const char *why)
+{
+    pthread_mutex_lock(&history_lock);
+    struct gone *g = &history[history_next];
+    g->a = *a;
+    g->device = aclsim__check_heap_device(h);
+    g->why = why;
+    g->var_name[0] = g->var_file[0] = 0;
+    g->var_line = 0;
+    if (a->kind == ACLSIM_ALLOC_SYMBOL && a->var) {
+        snprintf(g->var_name, sizeof g->var_name, "%s", a->var->name);
+        snprintf(g->var_file, sizeof g->var_file, "%s", a->var->file);
+        g->var_line = a->var->line;
+    }
+    history_next = (history_next + 1) % HISTORY;
+    if (history_count < HISTORY)
+        history_count++;
+    history_total++;
+    pthread_mutex_unlock(&history_lock);
+}
+
+size_t aclsim__check_gone_since(uint64_t *cursor, uintptr_t *addrs, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&history_lock);
+    if (*cursor > history_total || history_total - *cursor > history_count)
+        *cursor = history_total - history_count;   /* (older ones were overwritten) */
+    while (*cursor < history_total && n < max) {
+        size_t back = (size_t)(history_total - *cursor);
+        addrs[n++] = history[(history_next + HISTORY - back) % HISTORY].a.addr;
+        (*cursor)++;
+    }
+    pthread_mutex_unlock(&history_lock);
+    return n;
+}
+
+/* The newest record of an allocation whose reserved bytes held p. */
+static bool history_find(const void *p, struct gone *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&history_lock);
+    for (size_t k = 1; k <= history_count && !found; k++) {
+        const struct gone *g = &history[(history_next + HISTORY - k) % HISTORY];
+        uintptr_t start = g->a.addr - g->a.lead;
+        if ((uintptr_t)p - start < g->a.span) {
+            *out = *g;
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&history_lock);
+    return found;
+}
+
+bool aclsim__check_gone(const void *p, char *text, size_t len)
+{
+    struct gone g;
+    if (!history_find(p, &g))
+        return false;
+    char what[512];
+    describe_named(&g.a, g.device, g.var_name[0] ? g.var_name : NULL, g.var_file, g.var_line,
+                   what, sizeof what);
+    snprintf(text, len, "%p points %s %s, which was %s", p,
+             (uintptr_t)p - g.a.addr < g.a.size ? "into" : "at the guard zone of", what, g.why);
+    return true;
+}
+
+void aclsim__check_describe_stale(const void *p, char *buf, size_t len)
+{
+    char text[700];
+    buf[0] = 0;
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_STALE) || !aclsim__check_gone(p, text, sizeof text))
+        return;
+    /* Not printed: the call fails with 100000 with or without the checker;
+     * the checker only says what the address was. */
+    snprintf(buf, len, "; aclsim check: stale pointer: %s", text);
+}
+
+/* ---- stale: a device variable's instance on another device -------------------- */
+
+/* Device memory of a device other than the current one, that the current
+ * one has no peer access to. The current device: NULL when there is no
+ * current context (the check is skipped).
+ *
+ * For copies and memsets only the instances of device variables count: the
+ * runtime routes a copy by the address, so a copy into an aclrtMalloc buffer
+ * of another device is well defined (and the test suite relies on it); an
+ * instance address kept across aclrtSetDevice, though, is the classic bug
+ * (the program means the variable of the device now current). */
+static bool foreign(struct aclsim__where w, const struct aclsim__device *cur)
+{
+    return w.kind == ACLSIM_DEVICE && cur && w.device != cur &&
+           !(atomic_load_explicit(&((struct aclsim__device *)cur)->peers, memory_order_relaxed) &
+             (1u << w.device->id));
+}
+
+aclError aclsim__check_devices(const char *api, const void *dst, struct aclsim__where wd,
+                               const void *src, struct aclsim__where ws, int kind)
+{
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_STALE))
+        return ACL_SUCCESS;
+    void *h = aclsim__current_handle();
+    struct aclsim__context *ctx = h ? aclsim__handle_get(h, ACLSIM_H_CONTEXT) : NULL;
+    if (!ctx)
+        return ACL_SUCCESS;
+    const struct aclsim__device *cur = aclsim__context_device(ctx);
+    /* A device-to-device copy between the current device and another one is
+     * a peer copy: CANN's INTER_DEVICE kind (or DEVICE_TO_DEVICE/DEFAULT). */
+    bool d2d = wd.kind == ACLSIM_DEVICE && ws.kind == ACLSIM_DEVICE &&
+               (kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+                kind == ACL_MEMCPY_DEFAULT) &&
+               (wd.device == cur || ws.device == cur);
+    if (d2d)
+        return ACL_SUCCESS;
+    const char *name = foreign(wd, cur) ? "dst" : foreign(ws, cur) ? "src" : NULL;
+    if (!name)
+        return ACL_SUCCESS;
+    const void *p = name[0] == 'd' ? dst : src;
+    struct aclsim__where w = name[0] == 'd' ? wd : ws;
+    struct aclsim__alloc a;
+    if (!aclsim__heap_find(&w.device->heap, p, &a) || a.kind != ACLSIM_ALLOC_SYMBOL || !a.var)
+        return ACL_SUCCESS;
+    char what[512];
+    aclsim__check_describe_alloc(&a, w.device->id, what, sizeof what);
+    char text[900];
+    snprintf(text, sizeof text,
+             "stale pointer: %s %p is in %s, but the current device is %d: the address was "
+             "taken (aclrtGetSymbolAddress, aclrtBinaryGetGlobal) while device %d was current; "
+             "take it again on device %d, or use the symbol functions (aclrtMemcpyToSymbol)",
+             name, p, what, cur->id, w.device->id, cur->id);
+    aclsim__check_print("stale", text);
+    return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "aclsim check: %s", text);
+}
+
+/* ---- free-pending: queued work still using an allocation ---------------------- */
+
+/* An allocation with queued work on it: how many tasks, the latest of them,
+ * and whether its free waits for them. Under use_lock. */
+struct use {
+    struct use *next;
+    uintptr_t addr;
+    struct aclsim__heap *heap;
+    uint8_t kind;             /* enum aclsim__alloc_kind */
+    bool deferred;            /* freed: the free happens when pending drops to 0 */
+    uint32_t pending;
+    /* The latest task, for the report. */
+    uint8_t task_kind;
+    uint32_t task_id, stream_id;
+    int32_t device;
+    const char *label;
+    const void *stream_handle;
+    bool default_stream;
+    /* early-host-access (check-host.c), page-locked memory: pending tasks
+     * that run through the alias (copies, memsets) and others, and the slot
+     * of its protected pages (-1: not protected). */
+    uint32_t copies, others;
+    int slot;
+};
+#define USE_BUCKETS 1024u
+static struct use *uses[USE_BUCKETS];
+static pthread_mutex_t use_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct use **use_slot(uintptr_t addr)
+{
+    struct use **u = &uses[(addr >> 6) * 0x9E3779B97F4A7C15ull >> 54 & (USE_BUCKETS - 1)];
+    while (*u && (*u)->addr != addr)
+        u = &(*u)->next;
+    return u;
+}
+
+/* The device and page-locked pointers task t reads or writes (at most max). */
+static int task_refs(const struct aclsim__task *t, const void **out, int max)
+{
+    int n = 0;
+    switch (t->kind) {
+    case ACLSIM_TASK_COPY:
+        out[n++] = t->u.copy.dst;
+        out[n++] = t->u.copy.src;
+        break;
+    case ACLSIM_TASK_MEMSET:
+        out[n++] = t->u.memset.dst;
+        break;
+    case ACLSIM_TASK_COPY2D:
+        out[n++] = t->u.copy2d.dst;
+        out[n++] = t->u.copy2d.src;
+        break;
+    case ACLSIM_TASK_MEMSET32:
+        out[n++] = t->u.memset32.dst;
+        break;
+    case ACLSIM_TASK_REDUCE:
+        out[n++] = t->u.reduce.dst;
+        out[n++] = t->u.reduce.src;
+        break;
+    case ACLSIM_TASK_OVERFLOW:
+        out[n++] = t->u.overflow.dst;
+        break;
+    case ACLSIM_TASK_KERNEL: {
+        const aclsimKernel *k = t->u.kernel.kernel;
+        void *const *args = t->u.kernel.argbuf;
+        for (uint32_t i = 0; args && i < k->num_params && n < max; i++)
+            if (k->param_size[i] == sizeof(void *))
+                memcpy(&out[n++], args[i], sizeof(void *));
+        break;
+    }
+    default:
+        break;
+    }
+    return n;
+}
+
+struct aclsim__heap *aclsim__check_heap_of(struct aclsim__where w)
+{
+    return w.kind == ACLSIM_DEVICE ? &w.device->heap
+           : w.kind == ACLSIM_PINNED ? &aclsim__host_heap : NULL;
+}
+
+const char *aclsim__check_task_name(uint8_t kind)
+{
+    switch (kind) {
+    case ACLSIM_TASK_COPY: return "copy";
+    case ACLSIM_TASK_MEMSET: return "memset";
+    case ACLSIM_TASK_KERNEL: return "kernel";
+    case ACLSIM_TASK_COPY2D: return "2D copy";
+    case ACLSIM_TASK_MEMSET32: return "32-bit memset";
+    case ACLSIM_TASK_REDUCE: return "reduce";
+    case ACLSIM_TASK_OVERFLOW: return "overflow status read";
+    default: return "task";
+    }
+}
+
+void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id, char *buf,
+                               size_t len)
+{
+    if (is_default)
+        snprintf(buf, len, "the default stream (id %u)", id);
+    else
+        snprintf(buf, len, "stream %p (id %u)", handle, id);
+}
+
+/* The heap allocation containing p, if p is device or page-locked memory
+ * (p may be the runtime's alias of page-locked memory, check-host.c). */
+static struct aclsim__heap *alloc_of(const void *p, struct aclsim__alloc *a)
+{
+    p = p ? aclsim__check_unalias(p) : NULL;
+    struct aclsim__heap *h = p ? aclsim__check_heap_of(aclsim__classify(p)) : NULL;
+    return h && aclsim__heap_find(h, p, a) && a->lead ? h : NULL;
+}
+
+/* early-host-access: protects u's pages while only copies and memsets use
+ * it, unprotects them otherwise. Under use_lock. */
+static void host_protection(struct use *u, size_t size)
+{
+    bool want = u->heap == &aclsim__host_heap && __atomic_load_n(&u->heap->alias, __ATOMIC_ACQUIRE) &&
+                u->pending && u->copies && !u->others;
+    if (want && u->slot < 0) {
+        struct aclsim__alloc a = {.addr = u->addr, .size = size, .kind = u->kind};
+        char what[600], stream[64], report[900];
+        if (!aclsim__heap_find(u->heap, (void *)u->addr, &a))
+            return;
+        aclsim__check_describe_alloc(&a, -1, what, sizeof what);
+        aclsim__check_stream_name(u->default_stream, u->stream_handle, u->stream_id, stream,
+                                  sizeof stream);
+        snprintf(report, sizeof report,
+                 "host code touched %s while %s (task %u) on %s of device %d, queued and not yet "
+                 "done, still uses it; synchronize the stream (or an event recorded after that "
+                 "task) before touching the buffer", what, aclsim__check_task_name(u->task_kind),
+                 u->task_id, stream, u->device);
+        u->slot = aclsim__check_protect(u->addr, (size + 4095) & ~(size_t)4095, report);
+    } else if (!want && u->slot >= 0) {
+        aclsim__check_unprotect(u->slot);
+        u->slot = -1;
+    }
+}
+
+void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t)
+{
+    if (ACLSIM_CHECKING(ACLSIM_CHECK_RACE))   /* check-race.c */
+        aclsim__check_race(s, t, atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1);
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
+        return;
+    const void *refs[16];
+    int n = task_refs(t, refs, 16);
+    for (int i = 0; i < n; i++) {
+        struct aclsim__alloc a;
+        struct aclsim__heap *h = alloc_of(refs[i], &a);
+        if (!h)
+            continue;
+        pthread_mutex_lock(&use_lock);
+        struct use **slot = use_slot(a.addr);
+        struct use *u = *slot;
+        if (!u && (u = calloc(1, sizeof *u))) {   /* not aclsim__calloc: not an API failure */
+            *u = (struct use){.addr = a.addr, .heap = h, .kind = a.kind, .slot = -1};
+            *slot = u;
+        }
+        if (u) {
+            u->pending++;
+            if (aclsim__check_protectable(t->kind))
+                u->copies++;
+            else
+                u->others++;
+            u->task_kind = t->kind;
+            u->task_id = t->id;
+            u->stream_id = s->id;
+            u->device = s->device->id;
+            u->label = t->label;
+            u->stream_handle = s->handle;
+            u->default_stream = s->is_default;
+            if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST))
+                host_protection(u, a.size);
+        }
+        pthread_mutex_unlock(&use_lock);
+    }
+}
+
+void aclsim__check_released(const struct aclsim__task *t)
+{
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
+        return;
+    const void *refs[16];
+    int n = task_refs(t, refs, 16);
+    for (int i = 0; i < n; i++) {
+        struct aclsim__alloc a;
+        if (!alloc_of(refs[i], &a))
+            continue;
+        pthread_mutex_lock(&use_lock);
+        struct use **slot = use_slot(a.addr), *u = *slot;
+        if (u && u->pending) {
+            if (aclsim__check_protectable(t->kind))
+                u->copies -= u->copies > 0;
+            else
+                u->others -= u->others > 0;
+            u->pending--;
+            host_protection(u, a.size);   /* (unprotects when no longer wanted) */
+        }
+        if (u && !u->pending) {
+            *slot = u->next;
+            if (u->deferred)   /* the free the program asked for, now that the work is done */
+                aclsim__heap_free(u->heap, (void *)u->addr, u->kind);
+            free(u);
+        }
+        pthread_mutex_unlock(&use_lock);
+    }
+}
+
+static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
+                       aclError *err);
+
+bool aclsim__check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
+                        aclError *err)
+{
+    /* The guard zones are read: a racing aclFinalize or reset must not
+     * unmap them meanwhile (heap.c's teardown lock). */
+    aclsim__heaps_hold();
+    bool mine = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE) && check_free(api, h, p, kind, err);
+    aclsim__heaps_release();
+    return mine;
+}
+
+static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
+                       aclError *err)
+{
+    *err = ACL_SUCCESS;
+    struct aclsim__alloc a;
+    if (!aclsim__heap_find(h, p, &a) || a.addr != (uintptr_t)p || a.kind != kind)
+        return false;
+    int device = aclsim__check_heap_device(h);
+    char what[512], text[1200];
+    if (a.lead && ACLSIM_CHECKING(ACLSIM_CHECK_OOB)) {
+        char bytes[256];
+        if (!aclsim__check_guards(&a, bytes, sizeof bytes)) {
+            aclsim__check_describe_alloc(&a, device, what, sizeof what);
+            snprintf(text, sizeof text,
+                     "out of bounds: %s of %s were written (found when %s freed it; not by a "
+                     "kernel, which is checked after each block: host code wrote through a "
+                     "device pointer)", bytes, what, api);
+            aclsim__check_print("oob", text);
+            *err = aclsim__fail(ACL_ERROR_RT_AICORE_EXCEPTION, api, "aclsim check: %s", text);
+        }
+    }
+    /* Use counts are kept for free-pending and early-host-access: either way
+     * the memory is not freed under queued work (nor while its pages are
+     * protected); only free-pending reports it. */
+    if (a.lead && ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST)) {
+        pthread_mutex_lock(&use_lock);
+        struct use *u = *use_slot(a.addr);
+        struct use copy = u ? *u : (struct use){0};
+        if (u && !u->deferred)
+            u->deferred = true;
+        pthread_mutex_unlock(&use_lock);
+        if (u && !ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING))
+            return true;   /* deferred without a report */
+        if (u) {
+            aclsim__check_describe_alloc(&a, device, what, sizeof what);
+            char stream[64];
+            aclsim__check_stream_name(copy.default_stream, copy.stream_handle, copy.stream_id,
+                                      stream, sizeof stream);
+            if (copy.deferred) {
+                snprintf(text, sizeof text,
+                         "%p (%s) was already freed: that free waits for the queued work that "
+                         "still uses it", p, what);
+                aclsim__check_print("free-pending", text);
+                *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "aclsim check: %s", text);
+                return true;
+            }
+            snprintf(text, sizeof text,
+                     "free of memory in use: %s frees %s while %u queued task(s) still use it, "
+                     "the latest %s%s%s (task %u) on %s of device %d; the free is deferred "
+                     "until they are done (synchronize the stream, or record an event after "
+                     "the work and synchronize it, before freeing)",
+                     api, what, copy.pending, aclsim__check_task_name(copy.task_kind),
+                     copy.label ? " " : "", copy.label ? copy.label : "", copy.task_id, stream,
+                     copy.device);
+            aclsim__check_print("free-pending", text);
+            aclError code = aclsim__fail(ACL_ERROR_RT_MEMORY_FREE, api, "aclsim check: %s", text);
+            if (!*err)
+                *err = code;
+            return true;
+        }
+    }
+    return aclsim__heap_free(h, p, kind);
+}
+
+void aclsim__check_start(unsigned mask)
+{
+    __atomic_store_n(&aclsim__check_mask, mask, __ATOMIC_RELAXED);
+    if (mask & ACLSIM_CHECK_EARLY_HOST)
+        aclsim__check_host_start();
+}
+
+void aclsim__check_finalize(void)
+{
+    pthread_mutex_lock(&use_lock);
+    for (size_t b = 0; b < USE_BUCKETS; b++)
+        while (uses[b]) {
+            struct use *u = uses[b];
+            uses[b] = u->next;
+            free(u);
+        }
+    pthread_mutex_unlock(&use_lock);
+    pthread_mutex_lock(&history_lock);
+    history_next = history_count = 0;
+    history_total = 0;
+    pthread_mutex_unlock(&history_lock);
+    aclsim__check_race_finalize();
+    __atomic_store_n(&aclsim__check_mask, 0, __ATOMIC_RELAXED);
+}
+
+/* After fork(), in the child (THE FORK RULE): checking stops (the inherited
+ * session is discarded without looking: heap locks may still be held by the
+ * parent's threads) and the locks are new. */
+void aclsim__check_forget_after_fork(void)
+{
+    __atomic_store_n(&aclsim__check_mask, 0, __ATOMIC_RELAXED);
+    memset(uses, 0, sizeof uses);   /* (the parent's; not freed: their lock may be held) */
+    pthread_mutex_init(&use_lock, NULL);
+    pthread_mutex_init(&history_lock, NULL);
+    aclsim__check_kernel_forget_after_fork();
+    aclsim__check_race_forget_after_fork();
+}
