@@ -175,12 +175,13 @@ aclError aclrtFree(void *devPtr)
     if (!devPtr)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL");
     struct aclsim__where w = aclsim__classify(devPtr);
+    if (w.kind == ACLSIM_DEVICE)
+        aclsim__ipc_memory_freed(devPtr);   /* its IPC exports close (ipc.c), also when the
+                                             * checker defers the free below */
     aclError err;
     if (ACLSIM_UNLIKELY(aclsim__checking()) && w.kind == ACLSIM_DEVICE &&   /* checker hook */
         aclsim__check_free(api, &w.device->heap, devPtr, ACLSIM_ALLOC_MALLOC, &err))
         return err;
-    if (w.kind == ACLSIM_DEVICE)
-        aclsim__ipc_memory_freed(devPtr);   /* its IPC exports close (ipc.c) */
     if (w.kind == ACLSIM_DEVICE && aclsim__heap_free(&w.device->heap, devPtr, ACLSIM_ALLOC_MALLOC))
         return ACL_SUCCESS;
     if (w.kind == ACLSIM_MANAGED && aclsim__managed_free(devPtr))   /* managed.c */
