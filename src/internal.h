@@ -1699,6 +1699,7 @@ void aclsim__dump_kernel_failed(int32_t device, uint32_t stream, uint32_t task,
                                 uint32_t args_len);
 /* aclFinalize: forgets the info cached by aclrtCacheLastTask*Info. */
 void aclsim__dump_finalize(void);
+void aclsim__dump_forget_after_fork(void);   /* called with prof.c's */
 /* prof.c: queues aclprofMarkEx's mark task (used by aclrtProfTrace). */
 aclError aclsim__prof_mark(aclrtStream stream, const char *msg, size_t len, const char *api);
 

@@ -234,10 +234,10 @@ void aclsim__dump_kernel_failed(int32_t device, uint32_t stream, uint32_t task,
         put(&o, "\n", 1);
     }
     message_cb cb = callback;
+    pthread_mutex_unlock(&lock);   /* the callback and the disk run unlocked */
     if (!fits || !flush(&o, cb))
         aclsim__log(ACLSIM_LOG_WARNING, "exception dump of task %u to \"%s\" failed", task, o.path);
     free(o.data);
-    pthread_mutex_unlock(&lock);
 }
 
 /* ---- aclmdlInitDump / SetDump / FinalizeDump -------------------------------------- */
@@ -537,9 +537,9 @@ aclError acldumpSaveExceptionInfo(const char *fileName, const char *userTag,
     for (size_t i = 0; i < tensorCount; i++)
         put(&o, tensors[i].tensorAddr, tensors[i].tensorSize);
     message_cb cb = callback;
+    pthread_mutex_unlock(&lock);   /* the callback and the disk run unlocked */
     bool ok = fits && flush(&o, cb);
     free(o.data);
-    pthread_mutex_unlock(&lock);
     if (!ok)
         return aclsim__fail(ACL_ERROR_FAILURE, api, "cannot write \"%s\"", o.path);
     return ACL_SUCCESS;
@@ -594,6 +594,12 @@ aclError aclrtCacheLastTaskOpInfo(const void *const infoPtr, const size_t infoSi
 aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const size_t infoSize)
 {
     return cache_last("aclrtCacheLastTaskExtendInfo", extendInfoPtr, infoSize, true);
+}
+
+/* fork() child (THE FORK RULE): a new lock. */
+void aclsim__dump_forget_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
 }
 
 /* aclFinalize: forgets the cached task info (task ids start again). */

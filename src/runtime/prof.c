@@ -1151,4 +1151,5 @@ void aclsim__prof_forget_after_fork(void)
 {
     pthread_mutex_init(&lock, NULL);
     pthread_mutex_init(&intern_lock, NULL);
+    aclsim__dump_forget_after_fork();   /* dump.c's lock */
 }
