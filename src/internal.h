@@ -1697,7 +1697,11 @@ void aclsim__prof_forget_after_fork(void);
 void aclsim__dump_kernel_failed(int32_t device, uint32_t stream, uint32_t task,
                                 const char *kernel, const char *why, const void *args,
                                 uint32_t args_len);
-/* aclFinalize: forgets the info cached by aclrtCacheLastTask*Info. */
+/* aclInit's config file: its "dump" object, as aclmdlSetDump's (100009 if bad). */
+struct cJSON;
+aclError aclsim__dump_configure(const struct cJSON *root, const char *path);
+/* aclFinalize: forgets the dump configuration and the info cached by
+ * aclrtCacheLastTask*Info (task ids restart). */
 void aclsim__dump_finalize(void);
 void aclsim__dump_forget_after_fork(void);   /* called with prof.c's */
 /* prof.c: queues aclprofMarkEx's mark task (used by aclrtProfTrace). */

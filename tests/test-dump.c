@@ -136,6 +136,33 @@ static void test_model_dump_sequence(void **state)
     EXPECT_ERR(ACL_ERROR_DUMP_NOT_RUN, "aclmdlInitDump", aclmdlFinalizeDump());
 }
 
+static void test_acl_init_dump_section(void **state)
+{
+    (void)state;
+    char cfg[300], dp[300], json[400];
+    snprintf(cfg, sizeof cfg, "%s/init.json", tmp);
+    snprintf(dp, sizeof dp, "%s/from-init", tmp);
+    assert_int_equal(aclFinalize(), ACL_SUCCESS);
+    write_text(cfg, "{\"dump\": {\"dump_scene\": \"often\"}}");
+    EXPECT_ERR(ACL_ERROR_INVALID_DUMP_CONFIG, "dump_scene", aclInit(cfg));
+    snprintf(json, sizeof json, "{\"dump\": {\"dump_path\": \"%s\", \"dump_scene\": \"aic_err_norm_dump\"}}",
+             dp);
+    write_text(cfg, json);
+    EXPECT_OK(aclInit(cfg));
+    EXPECT_OK(aclrtSetDevice(0));
+    assert_string_equal(acldumpGetPath(DATA_DUMP), dp);
+    char got[400], want[400];
+    snprintf(want, sizeof want, "%s/extra-info/data-dump/0/", dp);
+    EXPECT_OK(acldumpGetExceptionInfoPath(got, sizeof got));
+    assert_string_equal(got, want);
+    EXPECT_OK(aclrtResetDevice(0));
+    assert_int_equal(aclFinalize(), ACL_SUCCESS);   /* forgets it */
+    assert_int_equal(init_devices("2", "64M"), ACL_SUCCESS);
+    EXPECT_OK(aclrtSetDevice(0));
+    assert_null(acldumpGetPath(DATA_DUMP));
+    EXPECT_ERR(ACL_ERROR_FAILURE, "not enabled", acldumpGetExceptionInfoPath(got, sizeof got));
+}
+
 static void expect_root(const char *base)
 {
     char want[400], got[400];
@@ -399,6 +426,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_before_acl_init, setup_clean, teardown_clean),
         cmocka_unit_test_setup_teardown(test_model_dump_sequence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_acl_init_dump_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exception_path_precedence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_save_exception_info_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_save_exception_info_writes_file, setup, teardown),

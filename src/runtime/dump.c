@@ -596,13 +596,18 @@ aclError aclrtCacheLastTaskExtendInfo(const char *const extendInfoPtr, const siz
     return cache_last("aclrtCacheLastTaskExtendInfo", extendInfoPtr, infoSize, true);
 }
 
+aclError aclsim__dump_configure(const struct cJSON *root, const char *path)
+{
+    return apply_config("aclInit", path, root);
+}
+
 /* fork() child (THE FORK RULE): a new lock. */
 void aclsim__dump_forget_after_fork(void)
 {
     pthread_mutex_init(&lock, NULL);
 }
 
-/* aclFinalize: forgets the cached task info (task ids start again). */
+/* aclFinalize: forgets the dump configuration and the cached task info (task ids start again). */
 void aclsim__dump_finalize(void)
 {
     pthread_mutex_lock(&lock);
@@ -612,6 +617,9 @@ void aclsim__dump_finalize(void)
         cache[i] = (struct cached){0};
     }
     cache_next = 0;
+    mdl_init = false;   /* the dump configuration belongs to the session */
+    data_path[0] = 0;
+    exception_scene = false;
     pthread_mutex_unlock(&lock);
 }
 
