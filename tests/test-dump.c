@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +335,79 @@ static void test_callback_receives_dump_data(void **state)
     EXPECT_OK(aclrtFree(dev));
 }
 
+/* Race: threads save exception info while another registers and unregisters
+ * a callback and reads the paths; every save lands exactly once (a chunk or a
+ * file). Bounded by alarm(). */
+#define RACE_THREADS 4
+#define RACE_SAVES 25
+static atomic_int race_chunks;
+static atomic_bool race_done;
+static void *race_dev;
+
+static int32_t race_chunk(const acldumpChunk *c, int32_t len)
+{
+    (void)c;
+    (void)len;
+    atomic_fetch_add(&race_chunks, 1);
+    return 0;
+}
+
+static void *race_saver(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    if (aclrtSetDevice(0) != ACL_SUCCESS)
+        return (void *)1;
+    acldumpTensorInfo t;
+    save_args(&t, race_dev, 16);
+    for (int i = 0; i < RACE_SAVES; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d-%d", id, i);
+        if (acldumpSaveExceptionInfo(name, "race", &t, 1) != ACL_SUCCESS)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void *race_toggler(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&race_done)) {
+        (void)acldumpRegCallback(race_chunk, 0);
+        (void)acldumpGetPath(AIC_ERR_BRIEF_DUMP);
+        acldumpUnregCallback();
+    }
+    return NULL;
+}
+
+static void test_race_saves_and_callbacks(void **state)
+{
+    (void)state;
+    alarm(60);   /* a hang is a failure */
+    setenv("NPU_COLLECT_PATH", tmp, 1);
+    EXPECT_OK(aclrtMalloc(&race_dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    atomic_store(&race_chunks, 0);
+    atomic_store(&race_done, false);
+    pthread_t tog, th[RACE_THREADS];
+    assert_int_equal(pthread_create(&tog, NULL, race_toggler, NULL), 0);
+    for (int i = 0; i < RACE_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, race_saver, (void *)(intptr_t)i), 0);
+    int bad = 0;
+    for (int i = 0; i < RACE_THREADS; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        bad += r != NULL;
+    }
+    atomic_store(&race_done, true);
+    pthread_join(tog, NULL);
+    alarm(0);
+    assert_int_equal(bad, 0);
+    char root[400], found[700];
+    EXPECT_OK(acldumpGetExceptionInfoPath(root, sizeof root));
+    int files = find_file(root, "t", found, sizeof found);
+    assert_int_equal(files + atomic_load(&race_chunks), RACE_THREADS * RACE_SAVES);
+    EXPECT_OK(aclrtFree(race_dev));
+}
+
 static void k_dump_fail(int x)
 {
     if (x == 42)
@@ -432,6 +507,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_save_exception_info_writes_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callback_receives_dump_data, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_kernel_is_dumped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_race_saves_and_callbacks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prof_trace_mark, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_supported, setup, teardown),
     };
