@@ -1690,4 +1690,21 @@ void aclsim__modelri_forget_after_fork(void);            /* before the events an
 void aclsim__trace_forget_after_fork(void);              /* trace.c and prof.c's locks */
 void aclsim__prof_forget_after_fork(void);
 
+/* ---- dump.c: the dump API and last-task information (docs/dump.md) ---------- */
+/* DUMP HOOK of aclsim__task_failed (failure.c): with exception dump on, writes
+ * the failed kernel's argument block and its task's cached info to
+ * <base>/extra-info/data-dump/<device>/ (or gives it to acldumpRegCallback's). */
+void aclsim__dump_kernel_failed(int32_t device, uint32_t stream, uint32_t task,
+                                const char *kernel, const char *why, const void *args,
+                                uint32_t args_len);
+/* aclInit's config file: its "dump" object, as aclmdlSetDump's (100009 if bad). */
+struct cJSON;
+aclError aclsim__dump_configure(const struct cJSON *root, const char *path);
+/* aclFinalize: forgets the dump configuration and the info cached by
+ * aclrtCacheLastTask*Info (task ids restart). */
+void aclsim__dump_finalize(void);
+void aclsim__dump_forget_after_fork(void);   /* called with prof.c's */
+/* prof.c: queues aclprofMarkEx's mark task (used by aclrtProfTrace). */
+aclError aclsim__prof_mark(aclrtStream stream, const char *msg, size_t len, const char *api);
+
 #endif /* ACLSIM_INTERNAL_H */

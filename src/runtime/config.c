@@ -411,7 +411,7 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
             return refuse(&d, "a visible device id (decimal digits, as a string or number)");
         *default_device = (int32_t)u;
     }
-    return ACL_SUCCESS;
+    return aclsim__dump_configure(root, path);   /* the "dump" object (dump.c) */
 }
 
 /* ASCEND_RT_VISIBLE_DEVICES, as CANN (runtime.cc GetVisibleDevices): comma-

@@ -242,6 +242,8 @@ void aclsim__task_failed(struct aclsim__stream *s, const struct aclsim__task *t,
         .taskid = t->id, .streamid = s->id, .tid = (uint32_t)syscall(SYS_gettid),
         .deviceid = (uint32_t)dev->id, .retcode = (uint32_t)code,
         .args = d->args, .args_len = d->args_len, .func = d->func};
+    if (t->kind == ACLSIM_TASK_KERNEL)   /* DUMP HOOK: the exception dump (dump.c) */
+        aclsim__dump_kernel_failed(dev->id, s->id, t->id, t->label, d->why, d->args, d->args_len);
     call_exception_callbacks(&info);
     if (t->kind == ACLSIM_TASK_KERNEL && d->func)   /* aclrtBinarySetExceptionCallback's */
         aclsim__binary_exception(d->func, &info);

@@ -146,6 +146,12 @@ static aclError mark_on_stream(aclrtStream stream, const char *msg, size_t len, 
     return aclsim__submit(s, &t, api, NULL);
 }
 
+/* aclrtProfTrace (dump.c): the same mark task. */
+aclError aclsim__prof_mark(aclrtStream stream, const char *msg, size_t len, const char *api)
+{
+    return mark_on_stream(stream, msg, len, api);
+}
+
 /* ---- sessions ---------------------------------------------------------------- */
 
 static void apply_bits(const struct aclprofConfig *c)
@@ -1145,4 +1151,5 @@ void aclsim__prof_forget_after_fork(void)
 {
     pthread_mutex_init(&lock, NULL);
     pthread_mutex_init(&intern_lock, NULL);
+    aclsim__dump_forget_after_fork();   /* dump.c's lock */
 }

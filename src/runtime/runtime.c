@@ -223,6 +223,7 @@ static aclError finalize(bool run_callbacks)
     aclsim__rt.init_refs = 0;
     aclsim__snapshot_finalize();   /* wakes calls waiting for an unlock */
     aclsim__prof_finalize();       /* aclprof* state of the session */
+    aclsim__dump_finalize();       /* forgets the dump config and cached task info */
     aclsim__trace_finalize();      /* writes ACLSIM_TRACE's file: the devices have drained */
     aclsim__rt.finalizing = false;
     pthread_cond_broadcast(&aclsim__rt.changed);

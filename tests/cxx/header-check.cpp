@@ -10,6 +10,7 @@
 // ACLSIM_DEVICE_VAR_EXTERN, ACLSIM_DEV and ACLSIM_KERNEL_REGISTER compile and
 // work as C++; only ACLSIM_DEVICE_VAR_STATIC is C only).
 #include "acl/acl.h"
+#include "acl/acl_dump.h"
 #include "acl/acl_platform.h"
 #include "acl/acl_prof.h"
 #include "acl/acl_rt_allocator.h"
@@ -249,6 +250,8 @@ int main()
     // acl/acl_prof.h and mstx/ms_tools_ext.h link from C++ (docs/tracing.md)
     CHECK(aclprofStr2Id("MatMul") == aclprofStr2Id("MatMul"));
     CHECK(mstxRangeStartA("off", nullptr) == MSTX_INVALID_ID);
+    // acl/acl_dump.h links from C++ (docs/dump.md)
+    CHECK(acldumpGetPath(DATA_DUMP) == nullptr);
     describe(var_scalar, &cxx_scalar, sizeof cxx_scalar, alignof(int), "cxx_scalar", __LINE__);
     describe(var_array, cxx_array, sizeof cxx_array, alignof(float), "cxx_array", __LINE__);
     describe(var_struct, &cxx_struct, sizeof cxx_struct, alignof(Pair), "cxx_struct", __LINE__);
