@@ -429,10 +429,16 @@ static void test_failed_kernel_is_dumped(void **state)
     EXPECT_OK(aclrtLaunchKernelWithArgsArray(FUNC(k_dump_fail), 1, s, NULL, args));
     EXPECT_OK(aclrtSynchronizeStream(s));
     x = 42;
+    /* The stream is held until the op info is cached: otherwise the kernel
+     * may fail, and be dumped, before the info reaches it. */
+    struct blocker hold;
+    blocker_init(&hold);
+    EXPECT_OK(aclrtLaunchHostFunc(s, blocker_fn, &hold));
     EXPECT_OK(aclrtLaunchKernelWithArgsArray(FUNC(k_dump_fail), 1, s, NULL, args));
     const uint8_t op[4] = {0xde, 0xad, 0xbe, 0xef};
     EXPECT_OK(aclrtCacheLastTaskOpInfo(op, sizeof op));
     EXPECT_OK(aclrtCacheLastTaskExtendInfo("shape=[2,4] note", 11));   /* the first 11 bytes */
+    blocker_release(&hold);
     EXPECT_ERR(ACL_ERROR_RT_AICORE_EXCEPTION, "dump me", aclrtSynchronizeStream(s));
 
     char root[400], found[700];
