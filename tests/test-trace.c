@@ -272,7 +272,10 @@ static void test_notify_flow(void **state)
     aclrtNotify n;
     EXPECT_OK(aclrtCreateNotify(&n, 0));
     EXPECT_OK(aclrtWaitAndResetNotify(n, b, 0));   /* b parks until a records */
-    sleep_ms(2);
+    /* The arrow is drawn when the record releases a parked wait: give b's
+     * worker time to park it first, also in a loaded sanitizer run (2 ms
+     * was too short once in CI under ASan). */
+    sleep_ms(100);
     EXPECT_OK(aclrtRecordNotify(n, a));
     EXPECT_OK(aclrtSynchronizeStream(b));
     EXPECT_OK(aclrtSynchronizeStream(a));
