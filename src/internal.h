@@ -121,6 +121,17 @@ static inline void aclsim__cpu_relax(void)
 #define ACLSIM_SPIN_PURE_NS 2000
 struct aclsim__backoff { uint64_t start, end; };
 
+/* CPUs this process may run on (sched_getaffinity, executor.c), as of the
+ * last device open. On 1 (`taskset -c 0`), nothing spins: a spinning
+ * waiter would hold the only core the thread it waits for needs, so
+ * pollers yield at once, host waits and idle workers sleep at once, and
+ * big copies are not split. */
+extern atomic_uint aclsim__cpus;
+static inline bool aclsim__one_cpu(void)
+{
+    return atomic_load_explicit(&aclsim__cpus, memory_order_relaxed) <= 1;
+}
+
 static inline struct aclsim__backoff aclsim__backoff_start(uint64_t budget_ns)
 {
     uint64_t t = aclsim__now_ns();
@@ -133,7 +144,7 @@ static inline bool aclsim__backoff_wait(struct aclsim__backoff *b)
     uint64_t t = aclsim__now_ns();
     if (t >= b->end)
         return false;
-    if (t - b->start < ACLSIM_SPIN_PURE_NS)
+    if (t - b->start < ACLSIM_SPIN_PURE_NS && !aclsim__one_cpu())
         aclsim__cpu_relax();
     else
         sched_yield();
@@ -529,6 +540,10 @@ struct aclsim__job {
      * for that stream (a kernel block there must not wait for it either). */
     struct aclsim__stream *stream;
     uint32_t max_helpers;      /* 0: any idle worker may help (else at most this many) */
+    /* Non-NULL for jobs without user code (chunks of a copy): host threads
+     * waiting on this stream may help too (aclsim__job_help; THE HELP RULE
+     * at struct aclsim__stream). */
+    struct aclsim__stream *host_stream;
     bool listed;               /* on device.jobs, under exec_lock */
     struct aclsim__job *next_job;
     pthread_cond_t idle;       /* signalled when helpers drops to 0 */
@@ -568,6 +583,10 @@ struct aclsim__device {
     atomic_uint work_hint;      /* bumped on new work: lets idle workers poll, not sleep */
     bool spinner;               /* an idle worker is polling work_hint */
     bool stop;
+    /* exec_lock and exec_wake exist (made by the first executor_start, kept
+     * across device resets so that a host thread may lock exec_lock at any
+     * time: aclsim__host_run; made anew after fork). */
+    bool exec_ready;
     uint32_t nworkers;
     pthread_t *workers;
 };
@@ -763,6 +782,15 @@ struct aclsim__stream {
     atomic_uint waiters;            /* threads blocked on progress */
     atomic_uint hurry;              /* host threads spinning for completion */
     atomic_bool discard;            /* force reset/finalize, or an abort: run nothing more */
+    /* THE HELP RULE (executor.c, aclsim__job_help). help_job: the open job of
+     * the task this stream's worker runs, if host threads may help with it
+     * (a big copy); helping: host threads that may be looking at it. A host
+     * thread increments helping, then reads help_job; the owner clears
+     * help_job, then waits for helping to be 0 (all sequentially
+     * consistent): so either the host sees NULL, or the owner waits until
+     * the host is done with the job (which lives on the owner's stack). */
+    struct aclsim__job *_Atomic help_job;
+    atomic_uint helping;
 
     /* Stream API (stream-control.c). Set at creation, then under lock. */
     uint32_t flags;                 /* ACL_STREAM_* it was created with */
@@ -998,8 +1026,17 @@ static inline void aclsim__memory_write_end(bool held)
 
 aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api);
 void aclsim__executor_stop(struct aclsim__device *dev);
-/* Runs job on the calling worker plus idle workers of dev; returns when done. */
+/* Runs job on the calling worker plus idle workers of dev (and, with
+ * job->host_stream, host threads waiting on that stream); returns when done. */
 void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job);
+/* A host thread waiting on s: helps with s's open copy job, if any (THE
+ * HELP RULE). True if it did some of the work. */
+bool aclsim__job_help(struct aclsim__stream *s);
+/* One CPU: a host thread about to sleep until s progresses runs s's queued
+ * tasks itself, as a worker would, if s is on its device's ready list and
+ * its first tasks run no user code (copies, memsets, records, ...: what they
+ * do does not depend on the thread). True if it ran some. */
+bool aclsim__host_run(struct aclsim__stream *s);
 
 /* True on the device worker threads (where host functions and kernels run);
  * the device they serve, and the stream whose task they run (or NULL). */
@@ -1055,7 +1092,8 @@ void aclsim__fiber_switch(struct aclsim__fiber *from, struct aclsim__fiber *to, 
  * aclsimTrap, 507014 past the op execute timeout) with *d filled in. */
 aclError aclsim__execute_kernel(struct aclsim__device *dev, struct aclsim__task *t,
                                 struct aclsim__fault_detail *d);
-void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n);
+/* A copy task of s (big ones split across the workers and s's waiting host threads). */
+void aclsim__execute_copy(struct aclsim__stream *s, void *dst, const void *src, size_t n);
 
 /* Built-in tasks, run by the executor: reduce.c, random.c, batch.c. */
 void aclsim__execute_reduce(struct aclsim__task *t);

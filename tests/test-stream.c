@@ -3,12 +3,15 @@
  * a fixed worker pool, the default (NULL) stream, synchronisation with and
  * without a timeout, destroy / force destroy, handle validation, parked
  * streams, device reset and aclFinalize with work in flight, and pageable vs
- * page-locked aclrtMemcpyAsync.
+ * page-locked aclrtMemcpyAsync; big page-locked copies that waiting host
+ * threads help with, and a process pinned to one CPU, where the waiting host
+ * thread runs copies and memsets itself.
  *
  * Every wait in this file is bounded: host functions that block do so on a
  * gate with a timeout, and calls that might hang run on a helper thread that
  * the test waits for with a timeout, so a bug fails a test instead of hanging.
  */
+#define _GNU_SOURCE   /* sched_setaffinity */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1745,6 +1749,143 @@ static void test_stream_state_callbacks(void **state)
     EXPECT_ERR(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "IPV350", aclrtRegStreamStateCallback("a", state_cb, NULL));
 }
 
+/* A big page-locked copy is split between the workers and the host threads
+ * synchronizing its stream: every byte arrives, in stream order with the
+ * tasks around it, however many threads help. */
+enum { BIG = 24 << 20, BIG_SYNCERS = 3 };
+struct big_sync { aclrtContext ctx; aclrtStream s; struct gate go; atomic_int ok; };
+
+static void *big_syncer(void *arg)
+{
+    struct big_sync *b = arg;
+    if (aclrtSetCurrentContext(b->ctx) == ACL_SUCCESS && gate_wait(&b->go, WAIT_MS) &&
+        aclrtSynchronizeStream(b->s) == ACL_SUCCESS)
+        atomic_fetch_add(&b->ok, 1);
+    return NULL;
+}
+
+static void test_big_copy_helped_by_waiters(void **state)
+{
+    (void)state;
+    static struct big_sync b;
+    b.ok = 0;
+    gate_init(&b.go);
+    OK(aclrtGetCurrentContext(&b.ctx));
+    OK(aclrtCreateStream(&b.s));
+    unsigned char *src, *back, *dev;
+    OK(aclrtMallocHost((void **)&src, BIG));
+    OK(aclrtMallocHost((void **)&back, BIG));
+    OK(aclrtMalloc((void **)&dev, BIG, ACL_MEM_MALLOC_HUGE_FIRST));
+    for (size_t i = 0; i < BIG; i++)
+        src[i] = (unsigned char)(i * 7 + i / 4096);
+    pthread_t t[BIG_SYNCERS];
+    for (int i = 0; i < BIG_SYNCERS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, big_syncer, &b), 0);
+    for (int round = 0; round < 4; round++) {
+        OK(aclrtMemsetAsync(dev, BIG, 0, BIG, b.s));
+        OK(aclrtMemcpyAsync(dev, BIG, src, BIG, ACL_MEMCPY_HOST_TO_DEVICE, b.s));
+        OK(aclrtMemsetAsync(back, BIG, 0xee, BIG, b.s));
+        OK(aclrtMemcpyAsync(back, BIG, dev, BIG, ACL_MEMCPY_DEVICE_TO_HOST, b.s));
+        if (round == 0)
+            gate_open(&b.go);   /* the other threads synchronize while it runs */
+        OK(aclrtSynchronizeStream(b.s));
+        if (memcmp(back, src, BIG) != 0)
+            fail_msg("round %d: the copies through device memory lost bytes", round);
+    }
+    for (int i = 0; i < BIG_SYNCERS; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&b.ok), BIG_SYNCERS);
+    OK(aclrtDestroyStream(b.s));
+    OK(aclrtFree(dev));
+    OK(aclrtFreeHost(src));
+    OK(aclrtFreeHost(back));
+}
+
+/* Pinned to one CPU, a host thread that synchronizes runs the stream's
+ * copies and memsets itself (docs/performance.md): the stream order, host
+ * functions (still run by a worker, not by the synchronizing thread), events
+ * and the result are as with any number of CPUs. */
+struct where_fn { pthread_t main; atomic_int on_main, ran; };
+static void where_fn(void *arg)
+{
+    struct where_fn *w = arg;
+    atomic_fetch_add(&w->ran, 1);
+    if (pthread_equal(pthread_self(), w->main))
+        atomic_fetch_add(&w->on_main, 1);
+}
+
+static void test_one_cpu_host_runs_in_order(void **state)
+{
+    (void)state;
+    cpu_set_t was, one;
+    assert_int_equal(sched_getaffinity(0, sizeof was, &was), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &was)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    /* The runtime counts the CPUs when a device opens (the workers inherit
+     * the pinning from this thread). */
+    aclFinalize();
+    assert_int_equal(setup_gated(NULL), 0);
+    enum { N = 240, B = 64 };   /* N < 256: a byte holds each value */
+    static struct log log;
+    static struct probe probes[N];
+    static struct where_fn w;
+    log_init(&log);
+    w = (struct where_fn){.main = pthread_self()};
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    aclrtEvent ev;
+    OK(aclrtCreateEvent(&ev));
+    void *dev, *out, *src;
+    OK(aclrtMalloc(&dev, B, ACL_MEM_MALLOC_HUGE_FIRST));
+    OK(aclrtMallocHost(&out, B));
+    OK(aclrtMallocHost(&src, (size_t)N * B));
+    for (int i = 0; i < N; i++)
+        memset((char *)src + (size_t)i * B, i, B);
+    for (int round = 0; round < 3; round++) {
+        log.n = 0;
+        for (int i = 0; i < N; i++) {
+            if (i % 2 == 0)
+                OK(aclrtMemsetAsync(dev, B, i, B, s));
+            else
+                OK(aclrtMemcpyAsync(dev, B, (char *)src + (size_t)i * B, B,
+                                    ACL_MEMCPY_HOST_TO_DEVICE, s));
+            OK(aclrtMemcpyAsync(out, B, dev, B, ACL_MEMCPY_DEVICE_TO_HOST, s));
+            if (i % 3 == 0) {   /* runs of copies between host functions */
+                probes[i] = (struct probe){&log, out, i};
+                OK(aclrtLaunchHostFunc(s, probe_fn, &probes[i]));
+                OK(aclrtLaunchHostFunc(s, where_fn, &w));
+            }
+            if (i % 50 == 0)
+                OK(aclrtSynchronizeStream(s));   /* the host runs the copies queued so far */
+        }
+        OK(aclrtRecordEvent(ev, s));
+        OK(aclrtSynchronizeStream(s));
+        aclrtEventRecordedStatus st;
+        OK(aclrtQueryEventStatus(ev, &st));
+        assert_int_equal(st, ACL_EVENT_RECORDED_STATUS_COMPLETE);
+        int k = 0;
+        for (int i = 0; i < N; i += 3, k++)
+            if (k >= log.n || log.v[k] != i)
+                fail_msg("round %d: probe %d saw %d: tasks ran out of order", round, i,
+                         k < log.n ? log.v[k] : -1);
+        assert_int_equal(log.n, k);
+        assert_int_equal(((unsigned char *)out)[B - 1], N - 1);
+    }
+    assert_int_equal(atomic_load(&w.ran), 3 * ((N + 2) / 3));
+    assert_int_equal(atomic_load(&w.on_main), 0);   /* host functions stay on the workers */
+    OK(aclrtDestroyEvent(ev));
+    OK(aclrtDestroyStream(s));
+    OK(aclrtFree(dev));
+    OK(aclrtFreeHost(out));
+    OK(aclrtFreeHost(src));
+    assert_int_equal(sched_setaffinity(0, sizeof was, &was), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
 
 int main(void)
@@ -1785,6 +1926,8 @@ int main(void)
         T(test_reset_device_with_work_in_flight),
         T(test_finalize_with_work_in_flight),
         T(test_memcpy_async_pageable_vs_pinned),
+        T(test_big_copy_helped_by_waiters),
+        T(test_one_cpu_host_runs_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

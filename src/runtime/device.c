@@ -262,6 +262,7 @@ void aclsim__devices_forget_after_fork(void)
         dev->jobs = NULL;
         dev->refcount = dev->detached = dev->sleepers = 0;
         dev->closing = dev->spinner = dev->stop = false;
+        dev->exec_ready = false;   /* executor_start makes exec_lock anew */
         atomic_store(&dev->open, false);
         aclsim__symbols_forget_device(dev);
         aclsim__heap_forget_after_fork(&dev->heap);

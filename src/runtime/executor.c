@@ -62,7 +62,11 @@ void aclsim__schedule(struct aclsim__stream *s)
         *p = s;
     }
     atomic_fetch_add_explicit(&dev->work_hint, 1, memory_order_release);
-    if (dev->sleepers)
+    /* A polling idle worker sees work_hint (it re-reads it under exec_lock
+     * before sleeping): wake a sleeper only for work beyond the one stream
+     * it will take. A futex wake-up costs microseconds, and on one CPU it
+     * also switches to a worker that only goes back to sleep. */
+    if (dev->sleepers && (!dev->spinner || atomic_load_explicit(&dev->nready, memory_order_relaxed) > 1))
         pthread_cond_signal(&dev->exec_wake);
     pthread_mutex_unlock(&dev->exec_lock);
 }
@@ -96,7 +100,7 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
         aclsim__check_task_run(s, t);
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
-        aclsim__execute_copy(s->device, t->u.copy.dst, t->u.copy.src, t->bytes);
+        aclsim__execute_copy(s, t->u.copy.dst, t->u.copy.src, t->bytes);
         break;
     case ACLSIM_TASK_MEMSET:
         memset(t->u.memset.dst, t->u.memset.value, t->bytes);
@@ -195,6 +199,11 @@ struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
 static bool linger(struct aclsim__stream *s)
 {
     struct aclsim__device *dev = s->device;
+    /* On one CPU the producer cannot queue while this worker lingers, and a
+     * host thread waiting on the stream runs such tasks itself
+     * (aclsim__host_run) only while the stream is not held. */
+    if (aclsim__one_cpu())
+        return false;
     uint64_t seen = atomic_load_explicit(&s->submitted, memory_order_relaxed);
     unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
     pthread_mutex_unlock(&s->lock);
@@ -318,7 +327,19 @@ static void flush_discarded(struct aclsim__stream *s)
     pthread_cond_broadcast(&s->progress);
 }
 
-static void run_stream(struct aclsim__stream *s)
+/* Tasks a host thread may run for a worker (aclsim__host_run): no user code
+ * (kernels, host functions, callbacks), no wait (which may park, time out
+ * and call exception callbacks). What they do does not depend on the
+ * thread: the tracer puts them on their stream's track wherever they run. */
+static bool host_safe(const struct aclsim__task *t)
+{
+    return t->kind != ACLSIM_TASK_KERNEL && t->kind != ACLSIM_TASK_HOST_FUNC &&
+           t->kind != ACLSIM_TASK_CALLBACK && t->kind != ACLSIM_TASK_WAIT;
+}
+
+/* host: a host thread runs s (aclsim__host_run); it claims only the
+ * host_safe tasks at the head and leaves the rest to a worker. */
+static void run_stream(struct aclsim__stream *s, bool host)
 {
     struct chain done = {NULL, NULL, 0};
     int budget = BATCH;
@@ -332,10 +353,22 @@ static void run_stream(struct aclsim__stream *s)
                 break;
             budget = BATCH;
         }
-        if (!s->head && !linger(s))
+        if (!s->head && (host || !linger(s)))
             break;
         struct aclsim__task *claimed = s->head;
-        s->head = s->tail = NULL;
+        if (ACLSIM_UNLIKELY(host)) {
+            struct aclsim__task *last = NULL;
+            for (struct aclsim__task *t = s->head; t && host_safe(t); t = t->next)
+                last = t;
+            if (!last)
+                break;   /* a worker runs the rest */
+            s->head = last->next;
+            if (!s->head)
+                s->tail = NULL;
+            last->next = NULL;
+        } else {
+            s->head = s->tail = NULL;
+        }
         pthread_mutex_unlock(&s->lock);
         for (struct aclsim__task *t = claimed; t; t = t->next)
             budget--;
@@ -442,7 +475,7 @@ static void *worker_main(void *arg)
                 dev->ready_tail = NULL;
             atomic_fetch_sub_explicit(&dev->nready, 1, memory_order_relaxed);
             pthread_mutex_unlock(&dev->exec_lock);
-            run_stream(s);
+            run_stream(s, false);
             pthread_mutex_lock(&dev->exec_lock);
             continue;
         }
@@ -472,10 +505,27 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+atomic_uint aclsim__cpus = 2;
+
+/* Counts the CPUs the calling thread may run on (the workers it starts
+ * inherit its affinity): `taskset -c 0` makes it 1. */
+static void cpus_refresh(void)
+{
+    cpu_set_t set;
+    unsigned n = 2;   /* unknown: assume the waiting policy for several cores */
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = (unsigned)CPU_COUNT(&set);
+    atomic_store_explicit(&aclsim__cpus, n ? n : 1, memory_order_relaxed);
+}
+
 aclError aclsim__executor_start(struct aclsim__device *dev, uint32_t nworkers, const char *api)
 {
-    aclsim__adaptive_mutex_init(&dev->exec_lock);
-    pthread_cond_init(&dev->exec_wake, NULL);
+    cpus_refresh();
+    if (!dev->exec_ready) {   /* never destroyed: aclsim__host_run may lock it any time */
+        aclsim__adaptive_mutex_init(&dev->exec_lock);
+        pthread_cond_init(&dev->exec_wake, NULL);
+        __atomic_store_n(&dev->exec_ready, true, __ATOMIC_RELEASE);
+    }
     dev->ready_head = dev->ready_tail = NULL;
     atomic_store(&dev->nready, 0);
     dev->jobs = NULL;
@@ -512,8 +562,6 @@ void aclsim__executor_stop(struct aclsim__device *dev)
     free(dev->workers);
     dev->workers = NULL;
     dev->nworkers = 0;
-    pthread_cond_destroy(&dev->exec_wake);
-    pthread_mutex_destroy(&dev->exec_lock);
 }
 
 void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
@@ -530,8 +578,31 @@ void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
     if (dev->sleepers)
         pthread_cond_broadcast(&dev->exec_wake);
     pthread_mutex_unlock(&dev->exec_lock);
+    struct aclsim__stream *hs = job->host_stream;
+    if (hs) {
+        /* A host thread waiting on hs is awake already, while a second
+         * worker may first have to be woken: offer it the job (THE HELP
+         * RULE), and wake a host sleeping on the stream so it can help. */
+        atomic_store(&hs->help_job, job);
+        if (atomic_load(&hs->waiters)) {
+            pthread_mutex_lock(&hs->lock);
+            pthread_cond_broadcast(&hs->progress);
+            pthread_mutex_unlock(&hs->lock);
+        }
+    }
 
     work_on(job);
+
+    if (hs) {
+        /* THE HELP RULE: no host thread touches the job once this returns.
+         * A helper is inside one share of the copy at most. */
+        atomic_store(&hs->help_job, NULL);
+        for (unsigned k = 0; atomic_load(&hs->helping); k++)
+            if (k > 64)
+                sched_yield();
+            else
+                aclsim__cpu_relax();
+    }
 
     pthread_mutex_lock(&dev->exec_lock);
     for (struct aclsim__job **p = &dev->jobs; *p; p = &(*p)->next_job)
@@ -546,3 +617,51 @@ void aclsim__run_job(struct aclsim__device *dev, struct aclsim__job *job)
     pthread_cond_destroy(&job->idle);
 }
 
+
+bool aclsim__job_help(struct aclsim__stream *s)
+{
+    if (ACLSIM_LIKELY(!atomic_load_explicit(&s->help_job, memory_order_relaxed)))
+        return false;
+    /* THE HELP RULE: counted in helping before reading help_job, so the
+     * owner does not return (and free the job) while this thread uses it. */
+    atomic_fetch_add(&s->helping, 1);
+    struct aclsim__job *job = atomic_load(&s->help_job);
+    bool helped = job && atomic_load_explicit(&job->next, memory_order_relaxed) < job->count;
+    if (helped)
+        work_on(job);   /* chunks of a copy: no user code, no thread state */
+    atomic_fetch_sub(&s->helping, 1);
+    return helped;
+}
+
+bool aclsim__host_run(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct aclsim__device *dev = s->device;
+    bool queued = s->state == ACLSIM_STREAM_QUEUED;
+    pthread_mutex_unlock(&s->lock);
+    /* (exec_lock, once made, is never destroyed: locking it is safe even if
+     * the device closed since.) */
+    if (!queued || !__atomic_load_n(&dev->exec_ready, __ATOMIC_ACQUIRE))
+        return false;
+    /* Taken off the ready list under exec_lock, s is this thread's as it
+     * would be a worker's: the invariants of run_stream hold unchanged. */
+    pthread_mutex_lock(&dev->exec_lock);
+    struct aclsim__stream **p = &dev->ready_head, *prev = NULL;
+    while (*p && *p != s) {
+        prev = *p;
+        p = &(*p)->next_ready;
+    }
+    bool mine = *p && !dev->stop;
+    if (mine) {
+        *p = s->next_ready;
+        if (dev->ready_tail == s)
+            dev->ready_tail = prev;
+        atomic_fetch_sub_explicit(&dev->nready, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&dev->exec_lock);
+    if (!mine)
+        return false;
+    uint64_t before = atomic_load(&s->completed);
+    run_stream(s, true);
+    return atomic_load(&s->completed) != before;
+}

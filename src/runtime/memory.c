@@ -20,7 +20,6 @@ static pthread_mutex_t host_heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool host_heap_closed;   /* aclFinalize destroyed it (under host_heap_lock) */
 
 #define PARALLEL_COPY_MIN ((size_t)8 << 20)   /* split larger async copies across workers */
-#define COPY_CHUNK ((size_t)2 << 20)
 
 struct aclsim__where aclsim__classify(const void *p)
 {
@@ -404,16 +403,27 @@ static void copy_chunk(struct aclsim__job *job, uint32_t i)
     memcpy(c->dst + off, c->src + off, len);
 }
 
-void aclsim__execute_copy(struct aclsim__device *dev, void *dst, const void *src, size_t n)
+void aclsim__execute_copy(struct aclsim__stream *s, void *dst, const void *src, size_t n)
 {
+    struct aclsim__device *dev = s->device;
     bool overlap = (const char *)dst < (const char *)src + n && (const char *)src < (const char *)dst + n;
-    if (n < PARALLEL_COPY_MIN || dev->nworkers < 2 || overlap) {
+    uint32_t cpus = atomic_load_explicit(&aclsim__cpus, memory_order_relaxed);
+    uint32_t shares = dev->nworkers < cpus ? dev->nworkers : cpus;
+    if (n < PARALLEL_COPY_MIN || shares < 2 || overlap) {
         copy_bytes(dst, src, n);
         return;
     }
-    struct copy_job c = {.dst = dst, .src = src, .n = n, .chunk = COPY_CHUNK};
+    /* One share per thread that can copy at the same time, each one memcpy
+     * call: the call a thread of a split memcpy makes, so glibc chooses the
+     * same strategy for it (non-temporal stores from about 100 MiB a call on
+     * this machine: 2 MiB chunks lost them at 256 MiB). The host thread
+     * waiting on s takes a share as soon as the job is open (THE HELP RULE),
+     * so the copy does not wait for a second worker to wake up. */
+    size_t chunk = ((n + shares - 1) / shares + 4095) & ~(size_t)4095;
+    struct copy_job c = {.dst = dst, .src = src, .n = n, .chunk = chunk};
     c.job.run = copy_chunk;
-    c.job.count = (uint32_t)((n + COPY_CHUNK - 1) / COPY_CHUNK);
+    c.job.count = (uint32_t)((n + chunk - 1) / chunk);
+    c.job.host_stream = s;
     aclsim__run_job(dev, &c.job);
 }
 

@@ -476,9 +476,22 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
 {
     if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
         return true;
-    atomic_fetch_add(&s->hurry, 1);   /* a lingering worker stops batching */
     bool done = false;
-    for (struct aclsim__backoff b = aclsim__backoff_start(HOST_SPIN_NS); !done && aclsim__backoff_wait(&b);) {
+    bool one_cpu = aclsim__one_cpu();
+    if (one_cpu && !aclsim__tls_worker && !aclsim__checking()) {
+        /* On one CPU a worker would have to be switched in and out for the
+         * work: this thread runs what it can itself (no user code). */
+        while (!(done = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq) &&
+               aclsim__host_run(s))
+            ;
+        if (done)
+            return true;
+    }
+    atomic_fetch_add(&s->hurry, 1);   /* a lingering worker stops batching */
+    for (struct aclsim__backoff b = aclsim__backoff_start(HOST_SPIN_NS);
+         !done && aclsim__backoff_wait(&b);) {
+        if (aclsim__job_help(s))   /* a big copy: this thread copies a share */
+            b = aclsim__backoff_start(HOST_SPIN_NS);
         done = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
     }
     atomic_fetch_sub(&s->hurry, 1);
@@ -495,6 +508,14 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
     pthread_mutex_lock(&s->lock);
     atomic_fetch_add(&s->waiters, 1);
     while (atomic_load(&s->completed) < seq) {
+        if (atomic_load_explicit(&s->help_job, memory_order_relaxed)) {
+            /* woken to help with a big copy (THE HELP RULE) */
+            pthread_mutex_unlock(&s->lock);
+            bool helped = aclsim__job_help(s);
+            pthread_mutex_lock(&s->lock);
+            if (helped)
+                continue;   /* (else every share is taken: sleep) */
+        }
         if (timeout_ms < 0) {
             pthread_cond_wait(&s->progress, &s->lock);
         } else if (pthread_cond_timedwait(&s->progress, &s->lock, &deadline) == ETIMEDOUT) {
@@ -715,6 +736,8 @@ static void renew_after_fork(struct aclsim__stream *s)
     pthread_cond_init(&s->progress, NULL);
     atomic_store(&s->waiters, 0);
     atomic_store(&s->hurry, 0);
+    atomic_store(&s->helping, 0);
+    atomic_store(&s->help_job, NULL);
 }
 
 /* A stream of the inherited session: its queued tasks are dropped without
