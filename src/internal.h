@@ -927,7 +927,9 @@ void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task 
 /* *ts = CLOCK_REALTIME now + ms (for pthread_cond_timedwait). */
 void aclsim__deadline_after(struct timespec *ts, int32_t ms);
 /* Blocks until the stream completed seq tasks; timeout_ms < 0 waits forever.
- * false on timeout. */
+ * false on timeout. A wait without a timeout may work for the stream
+ * meanwhile: take a share of a big copy (THE HELP RULE) or, on one CPU, run
+ * its tasks that have no user code (aclsim__host_run). */
 bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout_ms);
 /* aclFinalize: destroys the events the program did not destroy. */
 void aclsim__events_finalize(void);

@@ -477,8 +477,10 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
     if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
         return true;
     bool done = false;
-    bool one_cpu = aclsim__one_cpu();
-    if (one_cpu && !aclsim__tls_worker && !aclsim__checking()) {
+    /* Only a wait without a timeout works for the stream (runs or helps with
+     * its tasks): work taken on would keep a timed wait past its timeout. */
+    bool may_work = timeout_ms < 0;
+    if (may_work && aclsim__one_cpu() && !aclsim__tls_worker && !aclsim__checking()) {
         /* On one CPU a worker would have to be switched in and out for the
          * work: this thread runs what it can itself (no user code). */
         while (!(done = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq) &&
@@ -490,7 +492,7 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
     atomic_fetch_add(&s->hurry, 1);   /* a lingering worker stops batching */
     for (struct aclsim__backoff b = aclsim__backoff_start(HOST_SPIN_NS);
          !done && aclsim__backoff_wait(&b);) {
-        if (aclsim__job_help(s))   /* a big copy: this thread copies a share */
+        if (may_work && aclsim__job_help(s))   /* a big copy: this thread copies a share */
             b = aclsim__backoff_start(HOST_SPIN_NS);
         done = atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
     }
@@ -508,7 +510,7 @@ bool aclsim__stream_wait(struct aclsim__stream *s, uint64_t seq, int32_t timeout
     pthread_mutex_lock(&s->lock);
     atomic_fetch_add(&s->waiters, 1);
     while (atomic_load(&s->completed) < seq) {
-        if (atomic_load_explicit(&s->help_job, memory_order_relaxed)) {
+        if (may_work && atomic_load_explicit(&s->help_job, memory_order_relaxed)) {
             /* woken to help with a big copy (THE HELP RULE) */
             pthread_mutex_unlock(&s->lock);
             bool helped = aclsim__job_help(s);
