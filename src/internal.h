@@ -744,7 +744,9 @@ enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
 
 /* Invariants (under lock): tasks [head..tail] are queued in submission order
  * and none has started; while RUNNING, the one worker that owns the stream
- * holds the tasks before head (claimed: running, or about to run, in order);
+ * (or, on one CPU, the host thread that took it off the ready list in
+ * aclsim__host_run, running only tasks without user code) holds the tasks
+ * before head (claimed: running, or about to run, in order);
  * completed counts tasks run or discarded; state is QUEUED iff the stream is
  * on its device's ready list; PARKED iff it is on an event's waiter list, its
  * head being the wait; an IDLE stream with tasks never exists. */

@@ -6,12 +6,15 @@
  * worker runs one stream at a time, so order within a stream holds; different
  * streams run concurrently. A stream whose head task waits on an event that
  * has not completed leaves the ready list (PARKED, see event.c) and occupies no
- * worker until the event's record task runs. Kernel blocks and chunks of large
- * copies are jobs: parallel-fors that idle workers of the device help with.
+ * worker until the event's record task runs. Kernel blocks and shares of large
+ * copies are jobs: parallel-fors that idle workers of the device help with
+ * (and, for copies, host threads waiting on the stream: THE HELP RULE).
  *
  * Waiting threads (host or worker) spin briefly and then sleep on a condition
  * variable: on a 2-core machine a spinning waiter must not keep a worker from
- * the core it needs.
+ * the core it needs. On one usable CPU nothing spins, and a host thread that
+ * synchronizes a stream runs its tasks without user code itself
+ * (aclsim__host_run) instead of switching to a worker and back.
  */
 #include "internal.h"
 
