@@ -1814,11 +1814,21 @@ static void where_fn(void *arg)
         atomic_fetch_add(&w->on_main, 1);
 }
 
+/* The test thread's CPUs before test_one_cpu_host_runs_in_order pinned it;
+ * its teardown restores them even when the test fails half-way. */
+static cpu_set_t unpinned;
+static int teardown_unpin(void **state)
+{
+    sched_setaffinity(0, sizeof unpinned, &unpinned);
+    return teardown_gated(state);
+}
+
 static void test_one_cpu_host_runs_in_order(void **state)
 {
     (void)state;
     cpu_set_t was, one;
     assert_int_equal(sched_getaffinity(0, sizeof was, &was), 0);
+    unpinned = was;
     CPU_ZERO(&one);
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &was)) {
@@ -1883,7 +1893,6 @@ static void test_one_cpu_host_runs_in_order(void **state)
     OK(aclrtFree(dev));
     OK(aclrtFreeHost(out));
     OK(aclrtFreeHost(src));
-    assert_int_equal(sched_setaffinity(0, sizeof was, &was), 0);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_gated, teardown_gated)
@@ -1927,7 +1936,8 @@ int main(void)
         T(test_finalize_with_work_in_flight),
         T(test_memcpy_async_pageable_vs_pinned),
         T(test_big_copy_helped_by_waiters),
-        T(test_one_cpu_host_runs_in_order),
+        cmocka_unit_test_setup_teardown(test_one_cpu_host_runs_in_order, setup_gated,
+                                        teardown_unpin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
