@@ -26,8 +26,9 @@
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
  *   mempool (mempool.c)   stream-ordered memory pools (acl_rt_memory_soma.h)
- *   modelri (modelri.c)   model runtime instances: capture (a hook in
- *                         aclsim__submit), replay, build, labels
+ *   modelri (modelri*.c, modelri.h)  model runtime instances: capture (a hook
+ *                         in aclsim__submit), replay, task editing, conditional
+ *                         tasks, build, labels (the map of files: modelri.h)
  *   ipc     (ipc.c)       sharing with other processes: the table of exported
  *                         objects, IPC memory, shareable handles (docs/ipc.md)
  *   tdt (tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)  shared queues,
