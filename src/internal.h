@@ -31,8 +31,9 @@
  *                         tasks, build, labels (the map of files: modelri.h)
  *   ipc     (ipc.c)       sharing with other processes: the table of exported
  *                         objects, IPC memory, shareable handles (docs/ipc.md)
- *   tdt (tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)  shared queues,
- *                         routes, tensor channels, datasets, shared buffers
+ *   tdt (tdt-queue.c, tdt-route.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)
+ *                         shared queues, routes, tensor channels, datasets,
+ *                         shared buffers
  *   check   (check*.c)    checker mode (ACLSIM_CHECK): guard zones, stale
  *                         pointers, frees under queued work, races, unwritten
  *                         reads, early host access to page-locked buffers
