@@ -29,8 +29,9 @@
  *   modelri (modelri*.c, modelri.h)  model runtime instances: capture (a hook
  *                         in aclsim__submit), replay, task editing, conditional
  *                         tasks, build, labels (the map of files: modelri.h)
- *   ipc     (ipc.c)       sharing with other processes: the table of exported
- *                         objects, IPC memory, shareable handles (docs/ipc.md)
+ *   ipc     (ipc.c, ipc-mem.c, ipc-share.c, ipc.h)  sharing with other
+ *                         processes: the table of exported objects, IPC
+ *                         memory, shareable handles (docs/ipc.md)
  *   tdt (tdt-queue.c, tdt-route.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)
  *                         shared queues, routes, tensor channels, datasets,
  *                         shared buffers
