@@ -331,6 +331,19 @@ void aclsim__ipc_device_closed(struct aclsim__device *dev)
         close_exports(NULL, dev->id);
 }
 
+/* A physical allocation freed (vmm.c): its exports close. */
+void aclsim__ipc_physical_freed(const void *handle)
+{
+    pthread_mutex_lock(&aclsim__ipc_own_lock);
+    for (struct exported **pp = &aclsim__ipc_export_list; *pp;) {
+        if ((*pp)->kind == ACLSIM_IPC_PHYSICAL && (*pp)->alloc == handle)
+            close_export_locked(pp);
+        else
+            pp = &(*pp)->next;
+    }
+    pthread_mutex_unlock(&aclsim__ipc_own_lock);
+}
+
 /* The pid whitelist: appends pids (107000 when it would exceed the table). */
 aclError aclsim__ipc_allow(const struct aclsim__ipc_ref *r, const int32_t *pid, size_t num,
                            const char *api)
@@ -450,6 +463,8 @@ int aclsim__ipc_open_memory(const struct aclsim__ipc_ref *r, const char *api)
     return fd;
 }
 
+/* ---- what the public calls share (ipc-mem.c, ipc-share.c) ------------------ */
+
 /* init, NULL checks (100000), SoC (207000), current context (107002). */
 aclError aclsim__ipc_first_checks(const char *api, const void *a, const char *an, const void *b,
                                   const char *bn, unsigned socs, struct aclsim__context **ctx)
@@ -461,19 +476,6 @@ aclError aclsim__ipc_first_checks(const char *api, const void *a, const char *an
     if (!err && ctx)
         err = aclsim__current_context(api, ctx);
     return err;
-}
-
-/* A physical allocation freed (vmm.c): its exports close. */
-void aclsim__ipc_physical_freed(const void *handle)
-{
-    pthread_mutex_lock(&aclsim__ipc_own_lock);
-    for (struct exported **pp = &aclsim__ipc_export_list; *pp;) {
-        if ((*pp)->kind == ACLSIM_IPC_PHYSICAL && (*pp)->alloc == handle)
-            close_export_locked(pp);
-        else
-            pp = &(*pp)->next;
-    }
-    pthread_mutex_unlock(&aclsim__ipc_own_lock);
 }
 
 /* ---- IPC events and notifies: the shared state ------------------------------ */

@@ -382,6 +382,8 @@ void aclsim__capture_stream_gone(struct aclsim__stream *s)
     pthread_mutex_unlock(&aclsim__ri_lock);
 }
 
+/* ---- API: capture begin, info, modes, end ------------------------------------------ */
+
 static aclError bad_mode(int mode, const char *api)
 {
     if ((unsigned)mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED)

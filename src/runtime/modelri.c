@@ -241,7 +241,7 @@ void aclsim__modelri_finalize(void)
     pthread_mutex_unlock(&aclsim__ri_lock);
 }
 
-/* ---- API: shared steps ------------------------------------------------------------ */
+/* ---- API: shared steps, destruction ------------------------------------------------ */
 
 /* init, the NULL argument (100000), CANN's product table (207000). */
 aclError aclsim__ri_first_checks(const void *arg, const char *name, unsigned socs, const char *api)
