@@ -1,5 +1,5 @@
 /*
- * aclsim-bench: the performance figures of issue 4.
+ * aclsim-bench: the performance figures of issues 4 and 17.
  *
  *   aclsim-bench [--quick] [--json FILE] [--only 1,3,6a,...]
  *
@@ -15,7 +15,7 @@
  * call succeeded.
  *
  * `make bench` builds Release and runs it; docs/performance.md explains the
- * figures.
+ * figures and the JSON file; bench/compare prints two JSON files side by side.
  */
 #include <errno.h>
 #include <math.h>
