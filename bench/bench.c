@@ -19,8 +19,10 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1061,6 +1063,86 @@ static void read_child_series(FILE *in)
     free(line);
 }
 
+/* The child may take this long (a sanitizer build under load is slow); then
+ * it is killed and the benchmark fails rather than hang. */
+#define CHILD_DEADLINE_NS (600ull * 1000000000u)
+
+static void child_timed_out(pid_t pid)
+{
+    fprintf(stderr, "aclsim-bench: the pinned child did not finish in %llu s; killed\n",
+            CHILD_DEADLINE_NS / 1000000000u);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    exit(2);
+}
+
+/* A system call's result: true if it succeeded, false if a signal
+ * interrupted it (try again); any other failure ends the program. */
+static bool sys_ok(long rc, const char *what)
+{
+    if (rc >= 0)
+        return true;
+    if (errno == EINTR)
+        return false;
+    fprintf(stderr, "aclsim-bench: %s: %s\n", what, strerror(errno));
+    exit(2);
+}
+
+/* Everything the child writes to fd, until it closes it (bounded). */
+static char *read_child_output(int fd, pid_t pid, size_t *len_out)
+{
+    uint64_t deadline = bench_now_ns() + CHILD_DEADLINE_NS;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = xcalloc(cap, 1);
+    for (;;) {
+        uint64_t now = bench_now_ns();
+        if (now >= deadline)
+            child_timed_out(pid);
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int ms = (int)((deadline - now) / 1000000u) + 1;
+        int rc = poll(&pfd, 1, ms);
+        if (!sys_ok(rc, "poll") || rc == 0)
+            continue;
+        if (len + 4096 > cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            if (!buf) {
+                fprintf(stderr, "aclsim-bench: out of memory\n");
+                exit(2);
+            }
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (!sys_ok(n, "read"))
+            continue;
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = 0;
+    *len_out = len;
+    return buf;
+}
+
+/* The child's wait status, once it has exited (bounded: it closed its
+ * output, so it is ending). */
+static int wait_child(pid_t pid)
+{
+    uint64_t deadline = bench_now_ns() + CHILD_DEADLINE_NS / 10;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0 && errno != EINTR) {
+            perror("aclsim-bench: waitpid");
+            exit(2);
+        }
+        if (bench_now_ns() >= deadline)
+            child_timed_out(pid);
+        usleep(1000);
+    }
+}
+
 /* The first CPU this process may run on. */
 static int first_allowed_cpu(void)
 {
@@ -1102,19 +1184,18 @@ static void bench_one_core(void)
         fprintf(stderr, "aclsim-bench: cannot start the pinned child: %s\n", strerror(err));
         exit(2);
     }
-    FILE *in = fdopen(fds[0], "r");
+    size_t len = 0;
+    char *text = read_child_output(fds[0], pid, &len);
+    close(fds[0]);
+    FILE *in = fmemopen(text, len ? len : 1, "r");
     if (!in) {
-        perror("aclsim-bench: fdopen");
+        perror("aclsim-bench: fmemopen");
         exit(2);
     }
     read_child_series(in);
     fclose(in);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            perror("aclsim-bench: waitpid");
-            exit(2);
-        }
+    free(text);
+    int status = wait_child(pid);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "aclsim-bench: the pinned child failed (status %d)\n", status);
         exit(2);
