@@ -65,6 +65,20 @@ void unset_config(void)
         unsetenv(config_vars[i]);
 }
 
+bool checking_early_host_access(void)
+{
+    const char *v = getenv("ACLSIM_CHECK");
+    if (!v)
+        return false;
+    if (!strcmp(v, "1") || !strcmp(v, "all"))
+        return true;
+    static const char name[] = "early-host-access";
+    for (const char *p = v; (p = strstr(p, name)); p += sizeof name - 1)
+        if ((p == v || p[-1] == ',') && (p[sizeof name - 1] == ',' || !p[sizeof name - 1]))
+            return true;
+    return false;
+}
+
 bool runtime_initialized(void)
 {
     uint32_t n;

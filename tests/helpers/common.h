@@ -76,6 +76,14 @@ bool runtime_initialized(void);
  * variable alone) and returns aclInit(NULL). The variables stay set. */
 aclError init_devices(const char *count, const char *memory);
 
+/* Whether ACLSIM_CHECK, read as the runtime reads it ("1" and "all": every
+ * detector; otherwise detector names separated by commas), turns on the
+ * checker's early-host-access detector (docs/checker.md). That detector
+ * reports every host access to a page-locked buffer that a queued copy or
+ * memset still uses: a test whose probe reads such a buffer on purpose while
+ * the stream is held (to prove that nothing ran yet) skips that probe then. */
+bool checking_early_host_access(void);
+
 /* Force-resets devices 0 and 1, finalizes, clears the message and unsets the
  * configuration; returns what aclFinalize returned. For teardowns. */
 aclError reset_and_finalize(void);
