@@ -41,64 +41,6 @@ static void k_write_at(int *p, int at)
 }
 ACLSIM_KERNEL_REGISTER(k_write_at, int *, int);
 
-/* ---- stderr capture: the printed reports ------------------------------------------ */
-
-static int saved_stderr = -1;
-static char capture_path[64];
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    snprintf(capture_path, sizeof capture_path, "/tmp/aclsim-checker-%d.txt", (int)getpid());
-    int fd = open(capture_path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    assert_true(fd >= 0);
-    saved_stderr = dup(2);
-    dup2(fd, 2);
-    close(fd);
-}
-
-/* What was printed since capture_begin (at most cap - 1 bytes). */
-static const char *capture_end(char *buf, size_t cap)
-{
-    fflush(stderr);
-    dup2(saved_stderr, 2);
-    close(saved_stderr);
-    FILE *f = fopen(capture_path, "r");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, cap - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    unlink(capture_path);
-    fputs(buf, stderr);   /* shown as well (a sanitizer's report would be in it too) */
-    return buf;
-}
-
-static int count(const char *text, const char *needle)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
-/* Exactly one report of detector on stderr, containing the needles. */
-static void expect_one_report(const char *printed, const char *detector, const char *n1,
-                              const char *n2)
-{
-    char head[64];
-    snprintf(head, sizeof head, "aclsim check: %s: ", detector);
-    if (count(printed, "aclsim check:") != 1 || !strstr(printed, head) ||
-        (n1 && !strstr(printed, n1)) || (n2 && !strstr(printed, n2)))
-        fail_msg("expected one \"%s\" report with \"%s\" and \"%s\"; printed: %s", head,
-                 n1 ? n1 : "", n2 ? n2 : "", printed);
-}
-
-static void expect_no_report(const char *printed)
-{
-    if (strstr(printed, "aclsim check:"))
-        fail_msg("expected no report; printed: %s", printed);
-}
-
 /* ---- fixtures ------------------------------------------------------------------------- */
 
 static int setup_checked(void **state)
@@ -389,7 +331,7 @@ static void test_free_pending_kernel_and_double_free(void **state)
     assert_int_equal(rc1, ACL_ERROR_RT_MEMORY_FREE);
     assert_int_equal(rc2, ACL_ERROR_INVALID_PARAM);
     expect_msg("was already freed: that free waits for the queued work");
-    if (count(printed, "aclsim check: free-pending:") != 2 || !strstr(printed, "kernel k_write_at"))
+    if (count_of(printed, "aclsim check: free-pending:") != 2 || !strstr(printed, "kernel k_write_at"))
         fail_msg("printed: %s", printed);
     blocker_release(&b);
     OK(aclrtSynchronizeStream(s));

@@ -147,7 +147,7 @@ void aclsim__check_print(const char *detector, const char *text)
  * a debugger stops at the culprit. */
 void aclsim__check_stop_now(void)
 {
-    static const char msg[] = "aclsim check: stopping at the first report (ACLSIM_CHECK_STOP): "
+    static const char msg[] = "aclsim: stopping at the first checker report (ACLSIM_CHECK_STOP): "
                               "abort()\n";
     ssize_t r = write(2, msg, sizeof msg - 1);
     (void)r;

@@ -405,8 +405,13 @@ static void describe_mapping(const struct mapping *m, char *buf, size_t len)
         snprintf(who, sizeof who, "device %d", m->phys->device->id);
     else
         snprintf(who, sizeof who, "host");
-    snprintf(buf, len, "the %zu-byte mapping at %p (%s physical memory, handle %p)", m->size,
-             (void *)m->addr, who, m->phys->handle);
+    char handle[48];
+    if (m->phys->handle)
+        snprintf(handle, sizeof handle, "handle %p", m->phys->handle);
+    else
+        snprintf(handle, sizeof handle, "its handle freed");
+    snprintf(buf, len, "the %zu-byte mapping at %p (%s physical memory, %s)", m->size,
+             (void *)m->addr, who, handle);
 }
 
 /* aclrtFreePhysical of ph, still mapped: memory in use if one of its
@@ -572,10 +577,9 @@ static void drop_reservation(struct reservation *r)
  * (checker mode): deferred with the last of them, and reported. */
 static aclError release_unmapping(const char *api, struct reservation *r)
 {
-    char what[300], first[200];
-    describe_mapping(&r->maps[0], first, sizeof first);
-    snprintf(what, sizeof what, "the %zu-byte reserved range at %p, whose unmap of %s waits for "
-             "queued work,", r->size, (void *)r->base, first);
+    char what[200];
+    snprintf(what, sizeof what, "the %zu-byte reserved range at %p (its mapping at %p is unmapped, "
+             "deferred)", r->size, (void *)r->base, (void *)r->maps[0].addr);
     aclError err = ACL_SUCCESS;
     r->releasing = true;
     for (size_t i = 0; i < r->nmaps; i++)

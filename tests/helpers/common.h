@@ -169,6 +169,21 @@ void count_fn(void *arg);
  * (the stream is held by something queued before it). */
 void assert_stream_held(aclrtStream stream, atomic_int *n, int ms);
 
+/* ---- checker reports (stderr) ----------------------------------------------------- */
+
+/* Sends stderr (fd 2) to a file until capture_end, which puts it back, puts
+ * what was printed into buf (at most cap - 1 bytes), prints it to stderr as
+ * well and returns buf. */
+void capture_begin(void);
+const char *capture_end(char *buf, size_t cap);
+/* How often needle occurs in text. */
+int count_of(const char *text, const char *needle);
+/* printed holds exactly one checker report ("aclsim check: "), of detector,
+ * containing the non-NULL needles; or none. */
+void expect_one_report(const char *printed, const char *detector, const char *n1,
+                       const char *n2);
+void expect_no_report(const char *printed);
+
 /* ---- threads ----------------------------------------------------------------------- */
 
 void sleep_ms(long ms);
