@@ -10,12 +10,16 @@
  * fit (a freed address is not handed out again soon, so a stale pointer still
  * points at nothing live and can be named), and calls aclsim__check_forget
  * for each allocation that goes away. aclsim__submit counts each queued
- * task's uses of allocations, task_release ends them; aclrtFree/FreeHost
- * defer a free while uses remain.
+ * task's uses of allocations and of mappings of virtual memory,
+ * task_release ends them; aclrtFree/FreeHost defer a free while uses remain,
+ * vmm.c an unmap (aclsim__check_unmap). aclsim__check_print prints every
+ * report and, with ACLSIM_CHECK_STOP, ends the process.
  *
- * Locks: use_lock, then a heap's lock, then history_lock (a leaf). Nothing
- * here calls dladdr (which takes the loader's lock, and dlclose holds that
- * lock while it frees into heaps) with a heap lock held.
+ * Locks: (vmm.c's ranges lock, then) use_lock, then a heap's lock, then
+ * history_lock (a leaf). Nothing here calls dladdr (which takes the loader's
+ * lock, and dlclose holds that lock while it frees into heaps) with a heap
+ * lock held; vmm.c's lock is taken for writing only with no lock of this
+ * file held (aclsim__vmm_unmap_deferred).
  */
 #include "internal.h"
 
