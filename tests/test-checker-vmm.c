@@ -13,10 +13,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "acl/acl.h"
 #include "aclsim/aclsim.h"
 #include "common.h"
+#include "watchdog.h"
 
 #define G2 (2 * MiB)
 
@@ -218,6 +220,58 @@ static void test_unmap_other_mapping(void **state)
     OK(aclrtDestroyStream(s));
 }
 
+/* Unmaps racing the worker that runs and releases the memset: each is done
+ * at once (the memset had run) or deferred with a report; either way the
+ * memset's bytes land and the address maps again. Bounded rounds and time,
+ * with a watchdog. */
+static void test_unmap_races_release(void **state)
+{
+    (void)state;
+    watchdog_start();
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    aclrtDrvMemHandle h = physical();
+    char *v = reserve();
+    enum { ROUNDS = 300, CAP = 1 << 20 };
+    char *printed = malloc(CAP);
+    assert_non_null(printed);
+    double budget = time_budget(3.0), start = now_seconds();
+    int rounds = 0, deferred = 0, bad = -1;
+    aclError rc[4] = {0};
+    capture_begin();
+    for (; rounds < ROUNDS && now_seconds() - start < budget && bad < 0; rounds++) {
+        watchdog_arm(1, "aclrtUnmapMem racing the release of a memset", rounds, 20);
+        rc[0] = aclrtMapMem(v, G2, 0, h, 0);
+        if (!rc[0] && rounds > 0 && !device_bytes(v, 64, (unsigned char)(rounds - 1)))
+            bad = rounds;   /* the last round's memset did not land */
+        rc[1] = aclrtMemsetAsync(v, 64, rounds & 0xff, 64, s);
+        /* (From no wait to about the time the worker takes to run it.) */
+        struct timespec pause = {0, (rounds % 4) * 15000L};
+        nanosleep(&pause, NULL);
+        rc[2] = aclrtUnmapMem(v);
+        rc[3] = aclrtSynchronizeStream(s);
+        watchdog_disarm(1);
+        deferred += rc[2] == ACL_ERROR_RT_MEMORY_FREE;
+        if (rc[0] || rc[1] || rc[3] || (rc[2] && rc[2] != ACL_ERROR_RT_MEMORY_FREE))
+            bad = rounds;
+    }
+    capture_end(printed, CAP);
+    if (bad >= 0)
+        fail_msg("round %d: map %d, memset %d (bytes of the round before %s), unmap %d, "
+                 "synchronize %d", bad, rc[0], rc[1], rc[0] ? "unchecked" : "checked", rc[2],
+                 rc[3]);
+    assert_int_equal(count_of(printed, "aclsim check: free-pending: unmap of memory in use"),
+                     deferred);
+    assert_int_equal(count_of(printed, "aclsim check:"), deferred);
+    print_message("%d rounds, %d unmaps deferred\n", rounds, deferred);
+    free(printed);
+    OK(aclrtMapMem(v, G2, 0, h, 0));
+    OK(aclrtUnmapMem(v));
+    OK(aclrtFreePhysical(h));
+    OK(aclrtReleaseMemAddress(v));
+    OK(aclrtDestroyStream(s));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +279,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_release_and_free_in_use, setup_checked,
                                         teardown_checked),
         cmocka_unit_test_setup_teardown(test_unmap_other_mapping, setup_checked, teardown_checked),
+        cmocka_unit_test_setup_teardown(test_unmap_races_release, setup_checked, teardown_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
