@@ -1544,10 +1544,10 @@ void aclsim__check_released(const struct aclsim__task *t);
  * may still use. True if it does: the caller defers the operation until
  * aclsim__vmm_unmap_deferred; *err is the report's code (207002) with
  * free-pending, ACL_SUCCESS without. Whether work still uses the mapping at
- * base. */
+ * base (queued since the unmap was deferred: the unmap waits for it too). */
 bool aclsim__check_unmap(const char *api, const char *noun, const char *verb, uintptr_t base,
                          const char *what, aclError *err);
-bool aclsim__check_in_use(uintptr_t base);
+bool aclsim__check_still_used(uintptr_t base);
 /* vmm.c, for the checker: calls fn(base, size, arg) for each mapping that
  * [p, p + n) overlaps (deferred unmaps included), the ranges lock held for
  * reading; the deferred unmap of the mapping at base, done now unless work

@@ -189,6 +189,52 @@ static void test_release_and_free_in_use(void **state)
     OK(aclrtDestroyStream(s));
 }
 
+/* Work queued on the mapping after its unmap was deferred (a kernel given
+ * the address: kernel arguments are not range-checked) keeps it mapped
+ * until that work is done too. */
+static void test_unmap_waits_for_later_work(void **state)
+{
+    (void)state;
+    aclrtStream s, t;
+    OK(aclrtCreateStream(&s));
+    OK(aclrtCreateStream(&t));
+    aclrtDrvMemHandle h = physical();
+    char *v = reserve();
+    OK(aclrtMapMem(v, G2, 0, h, 0));
+    OK(aclrtMemset(v, 64, 0, 64));
+    struct blocker bs, bt;
+    blocker_init(&bs);
+    blocker_init(&bt);
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &bs));
+    OK(aclrtMemsetAsync(v + 64, 64, 1, 64, s));
+    char printed[4096];
+    capture_begin();
+    aclError rc = aclrtUnmapMem(v);
+    capture_end(printed, sizeof printed);
+    assert_int_equal(rc, ACL_ERROR_RT_MEMORY_FREE);
+    OK(aclrtLaunchHostFunc(t, blocker_fn, &bt));
+    void *arg = v;
+    void *args[] = {&arg};
+    OK(aclrtLaunchKernelWithArgsArray(FUNC(k_seven), 4, t, NULL, args));
+    blocker_release(&bs);
+    OK(aclrtSynchronizeStream(s));   /* the memset is done; the kernel is not */
+    EXPECT_ERR(ACL_ERROR_RT_PARAM_INVALID, "its unmap waits for the queued work",
+               aclrtMapMem(v, G2, 0, h, 0));
+    blocker_release(&bt);
+    OK(aclrtSynchronizeStream(t));
+    OK(aclrtMapMem(v, G2, 0, h, 0));   /* now it was unmapped */
+    uint32_t got[4];
+    OK(aclrtMemcpy(got, sizeof got, v, sizeof got, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(got[i], 7);
+    assert_true(device_bytes(v + 64, 64, 1));
+    OK(aclrtUnmapMem(v));
+    OK(aclrtFreePhysical(h));
+    OK(aclrtReleaseMemAddress(v));
+    OK(aclrtDestroyStream(s));
+    OK(aclrtDestroyStream(t));
+}
+
 /* Unmapping memory still mapped elsewhere, with work queued only on the
  * other mapping, is no bug: no report. */
 static void test_unmap_other_mapping(void **state)
@@ -277,6 +323,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unmap_in_use, setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_release_and_free_in_use, setup_checked,
+                                        teardown_checked),
+        cmocka_unit_test_setup_teardown(test_unmap_waits_for_later_work, setup_checked,
                                         teardown_checked),
         cmocka_unit_test_setup_teardown(test_unmap_other_mapping, setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_unmap_races_release, setup_checked, teardown_checked),

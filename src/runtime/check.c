@@ -487,7 +487,7 @@ struct visit {
     const struct aclsim__task *t;
     int delta;
     int nunmap;
-    uintptr_t unmap[16];
+    uintptr_t unmap[32];   /* (a task spanning more mappings leaves the rest mapped) */
 };
 
 /* Counts or ends v's use of the allocation or mapping at addr (size bytes).
@@ -632,12 +632,14 @@ bool aclsim__check_unmap(const char *api, const char *noun, const char *verb, ui
     return true;
 }
 
-bool aclsim__check_in_use(uintptr_t base)
+bool aclsim__check_still_used(uintptr_t base)
 {
     pthread_mutex_lock(&use_lock);
-    bool used = *use_slot(base) != NULL;
+    struct use *u = *use_slot(base);
+    if (u)
+        u->deferred = true;   /* (work queued since: the unmap waits for it too) */
     pthread_mutex_unlock(&use_lock);
-    return used;
+    return u != NULL;
 }
 
 static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kind,

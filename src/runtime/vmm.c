@@ -793,7 +793,7 @@ void aclsim__vmm_unmap_deferred(uintptr_t base)
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
     struct reservation *r = reservation_of((const void *)base);
     struct mapping *m = unmapping_at(r, base);
-    if (m && !aclsim__check_in_use(base)) {   /* (work queued since keeps it) */
+    if (m && !aclsim__check_still_used(base)) {
         remove_mapping(r, m);
         if (r->releasing && r->nmaps == 0)
             drop_reservation(r);
