@@ -689,6 +689,10 @@ struct aclsim__task {
      * waiting for its task tells one that ran from one discarded by an abort,
      * force reset or aclFinalize. */
     atomic_bool *ran;
+    /* Set by the checker when aclsim__submit counted the task's memory uses
+     * (check.c); only such a task gives them back when it is released. A task
+     * recorded by a capture, or dropped before it was queued, never was. */
+    bool check_counted;
     union {
         struct { void *dst; const void *src; } copy;
         /* bytes = width * height; copy.c */
@@ -1539,7 +1543,7 @@ const char *aclsim__check_task_name(uint8_t kind);
 void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id, char *buf,
                                size_t len);
 /* stream.c, s->lock held, t queued: counts t's uses of allocations. */
-void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t);
+void aclsim__check_submitted(struct aclsim__stream *s, struct aclsim__task *t);
 /* executor.c: t ran or was discarded: its uses end (deferred frees happen). */
 void aclsim__check_released(const struct aclsim__task *t);
 /* vmm.c, the ranges lock held for writing: api gives back (noun "unmap",

@@ -310,6 +310,39 @@ static void test_free_pending(void **state)
     OK(aclrtDestroyStream(s));
 }
 
+/* A task recorded by a capture was never queued: destroying its model runtime
+ * instance gives back no use, so work queued on the buffer is still counted. */
+static void test_free_pending_after_captured_task_dropped(void **state)
+{
+    (void)state;
+    aclrtStream s, c;
+    OK(aclrtCreateStream(&s));
+    OK(aclrtCreateStream(&c));
+    int *p;
+    OK(aclrtMalloc((void **)&p, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    OK(aclmdlRICaptureBegin(c, ACL_MODEL_RI_CAPTURE_MODE_RELAXED));
+    OK(aclrtMemsetAsync(p, 256, 1, 256, c));
+    aclmdlRI ri;
+    OK(aclmdlRICaptureEnd(c, &ri));
+    struct blocker b;
+    blocker_init(&b);
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &b));
+    OK(aclrtMemsetAsync(p, 256, 0, 256, s));
+    OK(aclmdlRIDestroy(ri));   /* drops the captured memset */
+    char printed[4096];
+    capture_begin();
+    aclError rc = aclrtFree(p);
+    capture_end(printed, sizeof printed);
+    assert_int_equal(rc, ACL_ERROR_RT_MEMORY_FREE);
+    expect_msg("aclrtFree", "1 queued task(s) still use it");
+    expect_one_report(printed, "free-pending", "the free is deferred", NULL);
+    blocker_release(&b);
+    OK(aclrtSynchronizeStream(s));
+    assert_false(blocker_timed_out(&b));
+    OK(aclrtDestroyStream(c));
+    OK(aclrtDestroyStream(s));
+}
+
 /* A kernel argument counts as a use too; freeing twice while deferred is a
  * double free. */
 static void test_free_pending_kernel_and_double_free(void **state)
@@ -618,6 +651,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_copy_after_free_names_allocation,
                                         setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_free_pending, setup_checked, teardown_checked),
+        cmocka_unit_test_setup_teardown(test_free_pending_after_captured_task_dropped,
+                                        setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_free_pending_kernel_and_double_free, setup_checked,
                                         teardown_checked),
         cmocka_unit_test_setup_teardown(test_race, setup_checked, teardown_checked),

@@ -565,7 +565,7 @@ static void visit_task(struct visit *v)
     }
 }
 
-void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t)
+void aclsim__check_submitted(struct aclsim__stream *s, struct aclsim__task *t)
 {
     if (ACLSIM_CHECKING(ACLSIM_CHECK_RACE))   /* check-race.c */
         aclsim__check_race(s, t, atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1);
@@ -573,11 +573,14 @@ void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task
         return;
     struct visit v = {.s = s, .t = t, .delta = 1};
     visit_task(&v);
+    t->check_counted = true;
 }
 
 void aclsim__check_released(const struct aclsim__task *t)
 {
-    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
+    /* Only what aclsim__check_submitted counted is given back: a captured
+     * task dropped with its model runtime instance never was queued. */
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST) || !t->check_counted)
         return;
     /* Host code that ran in a stream's order may have been lent protected
      * pages (check-host.c): protected again once it is done. */
