@@ -5,14 +5,18 @@
 #   make asan    ASan+UBSan build in build-asan/, run the test-suite
 #   make tsan    TSan build in build-tsan/, run the test-suite
 #   make check-mode  the test-suite (build/) with ACLSIM_CHECK=1: fails on any
-#                checker report (docs/checker.md); test-checker excluded
+#                checker report (docs/checker.md); test-checker* excluded
 #   make bench   Release build in build-release/, run aclsim-bench
+#   make bench-check  aclsim-bench with checking off, then with ACLSIM_CHECK=1,
+#                both tables side by side (bench/compare; docs/performance.md)
 #   make build   configure + build build/ (default target)
 #   make clean   remove all build directories
 #
 # Variables: WERROR=ON|OFF (warnings as errors, default ON), JOBS=2,
 #            BUILD_TYPE=RelWithDebInfo, CMAKE_ARGS="extra -D... args",
-#            CTEST_ARGS="extra ctest args" (e.g. CTEST_ARGS="-R test-device").
+#            CTEST_ARGS="extra ctest args" (e.g. CTEST_ARGS="-R test-device"),
+#            BENCH_ARGS="aclsim-bench args" (e.g. "--quick --json f.json"),
+#            BENCH_CHECK=1|all|oob,... (the checked run of bench-check).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -27,6 +31,8 @@ WERROR     ?= ON
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
+BENCH_ARGS ?=
+BENCH_CHECK ?= 1
 
 BUILD_DIR   := build
 ASAN_DIR    := build-asan
@@ -47,10 +53,10 @@ NO_ASLR := $(shell setarch "$$(uname -m)" -R true >/dev/null 2>&1 && echo "setar
 
 COMMON_CMAKE_ARGS = -DCMAKE_COMPILE_WARNING_AS_ERROR=$(WERROR) -DCMAKE_INSTALL_LIBDIR=lib64 $(CMAKE_ARGS)
 
-.PHONY: build demo test asan tsan check-mode bench clean deps help
+.PHONY: build demo test asan tsan check-mode bench bench-check clean deps help
 
 help:
-	@sed -n '3,15p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,19p' $(firstword $(MAKEFILE_LIST))
 
 deps:
 	@bash scripts/deps.sh
@@ -93,8 +99,9 @@ test: build
 
 # The project's own code must be clean under its own checker: every test
 # passes with ACLSIM_CHECK=1 and nothing prints a report ("aclsim check:").
-# test-checker provokes reports on purpose and sets ACLSIM_CHECK itself.
-check-mode: CTEST_ARGS += -E '^test-checker$$'
+# test-checker and test-checker-* provoke reports on purpose and set
+# ACLSIM_CHECK themselves.
+check-mode: CTEST_ARGS += -E '^test-checker(-.*)?$$'
 check-mode: build
 	$(call run_ctest,$(BUILD_DIR),ACLSIM_CHECK=1)
 	@n=$$(grep -c '^aclsim check:' $(BUILD_DIR)/Testing/Temporary/LastTest.log || true); \
@@ -117,13 +124,28 @@ bench:
 	@bash scripts/deps.sh
 	$(call configure_build,$(RELEASE_DIR),-DCMAKE_BUILD_TYPE=Release -DACLSIM_BUILD_TESTS=OFF)
 	@if [ -x $(RELEASE_DIR)/bench/aclsim-bench ]; then \
-	  ./$(RELEASE_DIR)/bench/aclsim-bench; \
+	  ./$(RELEASE_DIR)/bench/aclsim-bench $(BENCH_ARGS); \
 	  if [ -x $(RELEASE_DIR)/bench/aclsim-bench-vector ]; then \
 	    ./$(RELEASE_DIR)/bench/aclsim-bench-vector; \
 	  fi; \
 	else \
 	  echo "make bench: no benchmark yet ($(RELEASE_DIR)/bench/aclsim-bench not built; add bench/*.c)"; \
 	fi
+
+# The "off vs on" table of docs/performance.md: the same Release build run
+# with ACLSIM_CHECK unset, then set to $(BENCH_CHECK); the JSON files stay in
+# build-release/ (bench-off.json, bench-check-<BENCH_CHECK>.json).
+bench-check:
+	@bash scripts/deps.sh
+	$(call configure_build,$(RELEASE_DIR),-DCMAKE_BUILD_TYPE=Release -DACLSIM_BUILD_TESTS=OFF)
+	env -u ACLSIM_CHECK ./$(RELEASE_DIR)/bench/aclsim-bench $(BENCH_ARGS) \
+	  --json $(RELEASE_DIR)/bench-off.json
+	env ACLSIM_CHECK=$(BENCH_CHECK) ./$(RELEASE_DIR)/bench/aclsim-bench $(BENCH_ARGS) \
+	  --json $(RELEASE_DIR)/bench-check-$(BENCH_CHECK).json
+	@echo
+	@echo "== checking off vs ACLSIM_CHECK=$(BENCH_CHECK)"
+	python3 bench/compare --labels off,on $(RELEASE_DIR)/bench-off.json \
+	  $(RELEASE_DIR)/bench-check-$(BENCH_CHECK).json
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(RELEASE_DIR)

@@ -1,16 +1,38 @@
 /* aclsim-bench harness: see harness.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "harness.h"
 
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
+/* bench-git.h is generated at every build (bench/CMakeLists.txt): the
+ * source tree's commit. */
+#if defined(__has_include)
+#if __has_include("bench-git.h")
+#include "bench-git.h"
+#endif
+#endif
+#ifndef BENCH_GIT_COMMIT
+#define BENCH_GIT_COMMIT ""
+#define BENCH_GIT_DIRTY 0
+#endif
+#ifndef ACLSIM_BENCH_BUILD_TYPE
+#define ACLSIM_BENCH_BUILD_TYPE ""
+#endif
+#ifndef ACLSIM_BENCH_VERSION
+#define ACLSIM_BENCH_VERSION "unknown"
+#endif
 
 struct bench_config bench_cfg;
 
@@ -48,13 +70,18 @@ uint64_t bench_calibrate(bench_fn fn, void *ctx)
     }
 }
 
+void bench_sample(bench_fn fn, void *ctx, uint64_t iters, int reps, double *out)
+{
+    for (int r = 0; r < reps; r++)
+        out[r] = (double)fn(ctx, iters) / (double)iters;
+}
+
 struct bench_stats bench_measure(bench_fn fn, void *ctx, uint64_t iters, int reps)
 {
     double *v = malloc(sizeof *v * (size_t)reps);
     if (!v)
         abort();
-    for (int r = 0; r < reps; r++)
-        v[r] = (double)fn(ctx, iters) / (double)iters;
+    bench_sample(fn, ctx, iters, reps, v);
     struct bench_stats s = bench_stats_of(v, reps);
     free(v);
     return s;
@@ -126,7 +153,13 @@ struct bench_figure *bench_add(const char *id, const char *group, const char *na
     snprintf(f->unit, sizeof f->unit, "%s", unit);
     f->s = s;
     f->vs_memcpy = NAN;
+    f->target_max = NAN;
     f->met = -1;
+    if (strcmp(unit, "GB/s") == 0 || strcmp(unit, "ops/s") == 0)
+        f->better = BENCH_HIGHER_BETTER;
+    else if (strcmp(unit, "ns/op") == 0 || strcmp(unit, "ms") == 0 ||
+             strcmp(unit, "MiB") == 0 || strcmp(unit, "threads") == 0)
+        f->better = BENCH_LOWER_BETTER;
     return f;
 }
 
@@ -150,6 +183,19 @@ void bench_set_target(struct bench_figure *f, enum bench_target_op op, double va
         f->met = 0;
     else
         f->met = op == BENCH_AT_MOST ? v <= value : v >= value;
+}
+
+void bench_set_target_max(struct bench_figure *f, double value, const char *text)
+{
+    f->target_max = value;
+    snprintf(f->target_text, sizeof f->target_text, "%s", text);
+    if (f->met == 1 && !(f->s.max <= value))
+        f->met = 0;
+}
+
+void bench_set_better(struct bench_figure *f, enum bench_better better)
+{
+    f->better = better;
 }
 
 void bench_note(struct bench_figure *f, const char *fmt, ...)
@@ -224,8 +270,12 @@ void bench_print_summary(void)
             continue;
         char a[32];
         double v = strcmp(f->checked, "vs_memcpy") == 0 ? f->vs_memcpy : f->s.median;
-        printf("  missed: %-44s %s %s (target %s)\n", f->name, num(a, sizeof a, v),
-               strcmp(f->checked, "vs_memcpy") == 0 ? "x memcpy" : f->unit, f->target_text);
+        char b[32], extra[64] = "";
+        if (!isnan(f->target_max))
+            snprintf(extra, sizeof extra, ", max %s", num(b, sizeof b, f->s.max));
+        printf("  missed: %-44s %s %s%s (target %s)\n", f->name, num(a, sizeof a, v),
+               strcmp(f->checked, "vs_memcpy") == 0 ? "x memcpy" : f->unit, extra,
+               f->target_text);
     }
     fflush(stdout);
 }
@@ -244,16 +294,45 @@ static cJSON *json_stats(struct bench_stats s)
     return o;
 }
 
-double bench_loadavg(void)
+void bench_loadavg3(double out[3])
 {
-    double l = NAN;
+    out[0] = out[1] = out[2] = NAN;
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
-        if (fscanf(f, "%lf", &l) != 1)
-            l = NAN;
+        if (fscanf(f, "%lf %lf %lf", &out[0], &out[1], &out[2]) != 3)
+            out[0] = out[1] = out[2] = NAN;
         fclose(f);
     }
-    return l;
+}
+
+double bench_loadavg(void)
+{
+    double l[3];
+    bench_loadavg3(l);
+    return l[0];
+}
+
+static double load_at_start[3] = {NAN, NAN, NAN};
+
+void bench_mark_start(void)
+{
+    bench_loadavg3(load_at_start);
+}
+
+int bench_cpus_allowed(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return CPU_COUNT(&set);
+}
+
+static cJSON *json_loads(const double l[3])
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < 3; i++)
+        cJSON_AddItemToArray(a, json_num(l[i]));
+    return a;
 }
 
 static void cpu_model(char *buf, size_t len)
@@ -278,7 +357,15 @@ static void cpu_model(char *buf, size_t len)
 
 bool bench_write_json(const char *path, const char *argv0, double elapsed_s)
 {
+    for (int i = 0; i < nfigures; i++)
+        if (figures[i].better == BENCH_BETTER_UNSET) {
+            /* A programming error in bench.c: compare could not tell a gain from a loss. */
+            fprintf(stderr, "aclsim-bench: figure %s (unit %s) does not say which way is better\n",
+                    figures[i].id, figures[i].unit);
+            return false;
+        }
     cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", BENCH_JSON_SCHEMA);
     cJSON_AddStringToObject(root, "program", argv0);
     cJSON_AddStringToObject(root, "mode", bench_cfg.quick ? "quick" : "full");
     cJSON_AddNumberToObject(root, "elapsed_s", elapsed_s);
@@ -287,12 +374,34 @@ bool bench_write_json(const char *path, const char *argv0, double elapsed_s)
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     cJSON_AddStringToObject(root, "time", stamp);
 
+    const char *check = getenv("ACLSIM_CHECK");
+    cJSON_AddStringToObject(root, "aclsim_check", check && *check ? check : "off");
+
+    cJSON *b = cJSON_AddObjectToObject(root, "build");
+    cJSON_AddStringToObject(b, "version", ACLSIM_BENCH_VERSION);
+    cJSON_AddStringToObject(b, "build_type", ACLSIM_BENCH_BUILD_TYPE);
+    if (BENCH_GIT_COMMIT[0]) {
+        cJSON_AddStringToObject(b, "commit", BENCH_GIT_COMMIT);
+        cJSON_AddBoolToObject(b, "dirty", BENCH_GIT_DIRTY);
+    } else {
+        cJSON_AddNullToObject(b, "commit");
+    }
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    cJSON_AddBoolToObject(b, "sanitized", true);
+#else
+    cJSON_AddBoolToObject(b, "sanitized", false);
+#endif
+
     cJSON *m = cJSON_AddObjectToObject(root, "machine");
     char model[256];
     cpu_model(model, sizeof model);
     cJSON_AddStringToObject(m, "cpu", model);
+    cJSON_AddNumberToObject(m, "nproc", bench_cpus_allowed());
     cJSON_AddNumberToObject(m, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
-    cJSON_AddItemToObject(m, "loadavg_1min_at_end", json_num(bench_loadavg()));
+    double load_end[3];
+    bench_loadavg3(load_end);
+    cJSON_AddItemToObject(m, "loadavg_at_start", json_loads(load_at_start));
+    cJSON_AddItemToObject(m, "loadavg_at_end", json_loads(load_end));
     struct utsname u;
     if (uname(&u) == 0) {
         cJSON_AddStringToObject(m, "kernel", u.release);
@@ -311,6 +420,8 @@ bool bench_write_json(const char *path, const char *argv0, double elapsed_s)
         cJSON_AddStringToObject(o, "group", f->group);
         cJSON_AddStringToObject(o, "name", f->name);
         cJSON_AddStringToObject(o, "unit", f->unit);
+        cJSON_AddStringToObject(o, "better",
+                                f->better == BENCH_HIGHER_BETTER ? "higher" : "lower");
         cJSON_AddItemToObject(o, "median", json_num(f->s.median));
         cJSON_AddItemToObject(o, "min", json_num(f->s.min));
         cJSON_AddItemToObject(o, "max", json_num(f->s.max));
@@ -329,6 +440,8 @@ bool bench_write_json(const char *path, const char *argv0, double elapsed_s)
             cJSON_AddStringToObject(t, "op", f->target_op == BENCH_AT_MOST ? "<=" : ">=");
             cJSON_AddNumberToObject(t, "value", f->target_value);
             cJSON_AddStringToObject(t, "checked", f->checked);
+            if (!isnan(f->target_max))
+                cJSON_AddNumberToObject(t, "max", f->target_max);
             cJSON_AddBoolToObject(o, "met", f->met == 1);
         }
         if (f->note[0])

@@ -49,6 +49,8 @@ uint64_t bench_calibrate(bench_fn fn, void *ctx);
 
 /* reps samples of fn (ns per iteration), each sample iters iterations. */
 struct bench_stats bench_measure(bench_fn fn, void *ctx, uint64_t iters, int reps);
+/* The same, keeping the samples (out: reps values, in the order taken). */
+void bench_sample(bench_fn fn, void *ctx, uint64_t iters, int reps, double *out);
 
 /* The same for an operation and a reference (plain memcpy) measured right
  * after it, sample by sample, so both see the same machine state. ratio_out:
@@ -59,7 +61,15 @@ void bench_measure_pair(bench_fn op, void *op_ctx, bench_fn ref, void *ref_ctx, 
 
 /* ---- figures ---------------------------------------------------------------- */
 
+/* The JSON file's format (docs/performance.md); bench/compare reads it. */
+#define BENCH_JSON_SCHEMA "aclsim-bench/2"
+
 enum bench_target_op { BENCH_NO_TARGET, BENCH_AT_MOST, BENCH_AT_LEAST };
+
+/* Which way a figure improves: bench_add sets it from the unit ("GB/s",
+ * "ops/s": higher; "ns/op", "ms", "MiB", "threads": lower); a figure in "x"
+ * (a ratio) must say it with bench_set_better, or the JSON is not written. */
+enum bench_better { BENCH_BETTER_UNSET, BENCH_HIGHER_BETTER, BENCH_LOWER_BETTER };
 
 struct bench_figure {
     char id[64];              /* stable key for comparisons between versions */
@@ -79,7 +89,9 @@ struct bench_figure {
     double target_value;
     char target_text[48];     /* e.g. "<= 50 ns", ">= 0.95x memcpy" */
     char checked[16];         /* "median" or "vs_memcpy" */
+    double target_max;        /* also every sample <= this (NAN: no such bound) */
     int met;                  /* -1 no target, 0 missed, 1 met */
+    enum bench_better better;
     char note[160];
 };
 
@@ -92,6 +104,10 @@ void bench_set_ref(struct bench_figure *f, struct bench_stats ref, struct bench_
 /* Sets the target: compares the median (on_ratio false) or vs_memcpy. */
 void bench_set_target(struct bench_figure *f, enum bench_target_op op, double value,
                       bool on_ratio, const char *text);
+/* Adds a bound on the worst sample to an "at most" target: met only if the
+ * max is <= value too (text: the whole target, e.g. "<= 100 ns, all <= 150"). */
+void bench_set_target_max(struct bench_figure *f, double value, const char *text);
+void bench_set_better(struct bench_figure *f, enum bench_better better);
 void bench_note(struct bench_figure *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -101,6 +117,10 @@ struct bench_stats bench_to_gbps(struct bench_stats ns, double bytes);
 
 /* A key/value about the run (configuration, versions) for the JSON file. */
 void bench_set_info(const char *key, const char *value);
+/* Records the load average at the start of the run (the JSON has both ends). */
+void bench_mark_start(void);
+/* CPUs this process may run on (sched_getaffinity), the `nproc` figure. */
+int bench_cpus_allowed(void);
 
 /* Section headings in the table. */
 void bench_section(const char *title);
@@ -115,5 +135,7 @@ bool bench_write_json(const char *path, const char *argv0, double elapsed_s);
 double bench_rss_mib(void);       /* resident set, /proc/self/statm */
 int bench_thread_count(void);     /* entries of /proc/self/task */
 double bench_loadavg(void);       /* 1-minute load average, /proc/loadavg */
+/* The 1-, 5- and 15-minute load averages (NAN when unreadable). */
+void bench_loadavg3(double out[3]);
 
 #endif

@@ -70,8 +70,8 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
                        size_t height, aclrtMemcpyKind kind)
 {
     static const char api[] = "aclrtMemcpy2d";
-    struct aclsim__task t;
-    bool pageable;
+    struct aclsim__task t = {0};   /* (check_2d fills it; -O3 cannot see that) */
+    bool pageable = false;
     aclError err = check_2d(api, dst, dpitch, src, spitch, width, height, kind, &t, &pageable);
     if (!err)
         err = aclsim__snapshot_check(api);
@@ -99,8 +99,8 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t sp
                             size_t height, aclrtMemcpyKind kind, aclrtStream stream)
 {
     static const char api[] = "aclrtMemcpy2dAsync";
-    struct aclsim__task t;
-    bool pageable;
+    struct aclsim__task t = {0};   /* (check_2d fills it; -O3 cannot see that) */
+    bool pageable = false;
     aclError err = check_2d(api, dst, dpitch, src, spitch, width, height, kind, &t, &pageable);
     struct aclsim__sref s;
     if (!err)

@@ -206,7 +206,7 @@ aclError acltdtSendTensor(const acltdtChannelHandle *handle, const acltdtDataset
                           int32_t timeout)
 {
     static const char api[] = "acltdtSendTensor";
-    struct channel *ch;
+    struct channel *ch = NULL;   /* (set when enter_transfer succeeds) */
     aclError err = enter_transfer(handle, dataset, timeout, api, &ch);
     if (err)
         return err;
@@ -229,7 +229,7 @@ aclError acltdtReceiveTensor(const acltdtChannelHandle *handle, acltdtDataset *d
                              int32_t timeout)
 {
     static const char api[] = "acltdtReceiveTensor";
-    struct channel *ch;
+    struct channel *ch = NULL;   /* (set when enter_transfer succeeds) */
     aclError err = enter_transfer(handle, dataset, timeout, api, &ch);
     if (err)
         return err;
