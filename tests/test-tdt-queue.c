@@ -206,12 +206,14 @@ struct call_args {
     aclError result;
     uint32_t value;
     char msg[256];
+    atomic_int started;   /* set just before the call that is to block */
 };
 
 static void dequeue_fn(void *arg)
 {
     struct call_args *a = arg;
     size_t n;
+    atomic_store(&a->started, 1);
     a->result = acltdtDequeueData(a->qid, &a->value, sizeof a->value, &n, NULL, 0, a->timeout);
     const char *m = aclGetRecentErrMsg();
     snprintf(a->msg, sizeof a->msg, "%s", m ? m : "");
@@ -220,6 +222,7 @@ static void dequeue_fn(void *arg)
 static void enqueue_fn(void *arg)
 {
     struct call_args *a = arg;
+    atomic_store(&a->started, 1);
     a->result = acltdtEnqueueData(a->qid, &a->value, sizeof a->value, NULL, 0, a->timeout, 0);
     const char *m = aclGetRecentErrMsg();
     snprintf(a->msg, sizeof a->msg, "%s", m ? m : "");
@@ -238,6 +241,19 @@ static void enqueue_on_device0(void *arg)
     enqueue_fn(arg);
 }
 
+/* Starts fn(a) on a thread and checks that it blocks: it reached the call
+ * (under load a thread can take longer than any fixed sleep to start) and has
+ * not returned 50 ms later. */
+static void start_blocked(struct call *c, void (*fn)(void *), struct call_args *a)
+{
+    atomic_store(&a->started, 0);
+    call_start(c, fn, a);
+    for (int i = 0; i < WAIT_MS && !atomic_load(&a->started); i++)
+        sleep_ms(1);
+    assert_true(atomic_load(&a->started));
+    assert_false(call_wait(c, 50));
+}
+
 static void test_blocking_and_wakeups(void **state)
 {
     (void)state;
@@ -245,8 +261,7 @@ static void test_blocking_and_wakeups(void **state)
     /* A blocked dequeue gets the next enqueue. */
     struct call_args a = {.qid = qid, .timeout = -1};
     struct call c;
-    call_start(&c, dequeue_on_device0, &a);
-    assert_false(call_wait(&c, 50));
+    start_blocked(&c, dequeue_on_device0, &a);
     put_u32(qid, 42);
     assert_true(call_wait(&c, WAIT_MS));
     ASSERT_OK(a.result);
@@ -255,8 +270,7 @@ static void test_blocking_and_wakeups(void **state)
     put_u32(qid, 1);
     put_u32(qid, 2);
     struct call_args b = {.qid = qid, .timeout = WAIT_MS, .value = 3};
-    call_start(&c, enqueue_on_device0, &b);
-    assert_false(call_wait(&c, 50));
+    start_blocked(&c, enqueue_on_device0, &b);
     assert_int_equal(get_u32(qid), 1);
     assert_true(call_wait(&c, WAIT_MS));
     ASSERT_OK(b.result);
@@ -264,8 +278,7 @@ static void test_blocking_and_wakeups(void **state)
     assert_int_equal(get_u32(qid), 3);
     /* Destroying the queue wakes a blocked caller. */
     a.result = 0;
-    call_start(&c, dequeue_on_device0, &a);
-    assert_false(call_wait(&c, 50));
+    start_blocked(&c, dequeue_on_device0, &a);
     ASSERT_OK(acltdtDestroyQueue(qid));
     assert_true(call_wait(&c, WAIT_MS));
     assert_int_equal(a.result, ACL_ERROR_FAILURE);
@@ -273,8 +286,7 @@ static void test_blocking_and_wakeups(void **state)
     /* So does a reset of its device; the queue is gone after it. */
     qid = make_queue("reset", 2);
     a.qid = qid;
-    call_start(&c, dequeue_on_device0, &a);
-    assert_false(call_wait(&c, 50));
+    start_blocked(&c, dequeue_on_device0, &a);
     ASSERT_OK(aclrtResetDeviceForce(0));
     assert_true(call_wait(&c, WAIT_MS));
     assert_int_equal(a.result, ACL_ERROR_FAILURE);
@@ -584,8 +596,7 @@ static void test_fork(void **state)
     ASSERT_OK(aclrtAllocBuf(&buf, 16));
     struct call_args a = {.qid = waitq, .timeout = -1};
     struct call c;
-    call_start(&c, dequeue_on_device0, &a);
-    assert_false(call_wait(&c, 50));
+    start_blocked(&c, dequeue_on_device0, &a);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
