@@ -13,8 +13,17 @@
  * Accesses are known from the task: a copy writes its destination and reads
  * its source, a memset writes, a kernel "uses" the allocations its pointer
  * arguments point into (reading or writing: the checker cannot see which). A
- * conflict is a write against any use; two kernels using one buffer are not
- * reported (both may only read it).
+ * conflict is a write against any use.
+ *
+ * Two kernels using one buffer are compared when the second of them ends:
+ * when a kernel is queued that uses an allocation a kernel of another
+ * stream uses, and nothing orders them, the two make a pair; each kernel,
+ * when it ends, leaves the bytes it read and wrote through the Ascend C
+ * layer (check-kernel.c), and the second to end compares them: a write of
+ * one against a read or write of the other is a race, that kernel's fault.
+ * A kernel that touched the allocation only through plain pointers counts
+ * as using all of it (how unknown): against the other's writes through the
+ * layer it is a race; two such kernels are not reported (both may only read).
  *
  * All of it happens in the submit hook, under the stream's lock: the race is
  * reported as the second stream's fault, so its next synchronize returns
@@ -128,6 +137,7 @@ static const struct rsnap *snapshot_of(const void *obj, uint64_t value, bool any
 /* ---- accesses ---------------------------------------------------------------------- */
 
 enum { USE, READ, WRITE };
+_Static_assert(READ == 1 && WRITE == 2, "struct aclsim__gm_range's how (internal.h)");
 struct access {
     const struct aclsim__stream *s;
     uint64_t seq;
@@ -248,6 +258,196 @@ static int task_accesses(const struct aclsim__task *t, const void **p, size_t *n
     return k;
 }
 
+/* ---- kernel against kernel --------------------------------------------------------- */
+
+/* A kernel in a pair, or one that ended and could still join one (until its
+ * stream counts it completed). refs: pairs holding it. */
+struct krec {
+    struct krec *next;
+    struct access info;          /* who (s, seq, names for the report) */
+    bool done;                   /* ended; r holds its layer accesses */
+    unsigned refs;
+    struct aclsim__gm_range *r;
+    size_t n;
+};
+struct kpair {
+    struct kpair *next;
+    struct krec *x, *y;
+    struct aclsim__alloc a;      /* the allocation both use */
+    int32_t device;
+};
+static struct krec *krecs;
+static struct kpair *kpairs;
+
+static bool counted(const struct access *a)
+{
+    return atomic_load_explicit(&a->s->completed, memory_order_acquire) >= a->seq;
+}
+
+static struct krec *krec_of(const struct access *who, bool create)
+{
+    for (struct krec *k = krecs; k; k = k->next)
+        if (k->info.s == who->s && k->info.seq == who->seq)
+            return k;
+    struct krec *k = create ? calloc(1, sizeof *k) : NULL;
+    if (k) {
+        k->info = *who;
+        k->next = krecs;
+        krecs = k;
+    }
+    return k;
+}
+
+static void pair_add(const struct access *x, const struct access *y, const struct aclsim__alloc *a,
+                     int32_t device)
+{
+    struct krec *kx = krec_of(x, true), *ky = krec_of(y, true);
+    if (!kx || !ky)
+        return;   /* (out of memory: not compared) */
+    for (struct kpair *p = kpairs; p; p = p->next)
+        if (p->a.addr == a->addr && ((p->x == kx && p->y == ky) || (p->x == ky && p->y == kx)))
+            return;
+    struct kpair *p = calloc(1, sizeof *p);
+    if (!p)
+        return;
+    *p = (struct kpair){kpairs, kx, ky, *a, device};
+    kpairs = p;
+    kx->refs++;
+    ky->refs++;
+}
+
+static void pair_drop(struct kpair **pp)
+{
+    struct kpair *p = *pp;
+    *pp = p->next;
+    p->x->refs--;
+    p->y->refs--;
+    free(p);
+}
+
+/* Drops pairs with a kernel that will never end (discarded: counted
+ * without having run) and kernels no pair holds that no new pair can take. */
+static void kernels_tidy(void)
+{
+    for (struct kpair **pp = &kpairs; *pp;) {
+        const struct kpair *p = *pp;
+        if ((!p->x->done && counted(&p->x->info)) || (!p->y->done && counted(&p->y->info)))
+            pair_drop(pp);
+        else
+            pp = &(*pp)->next;
+    }
+    for (struct krec **kp = &krecs; *kp;) {
+        struct krec *k = *kp;
+        if (!k->refs && counted(&k->info)) {
+            *kp = k->next;
+            free(k->r);
+            free(k);
+        } else {
+            kp = &k->next;
+        }
+    }
+}
+
+/* k's accesses inside [lo, hi): the layer's, or the whole range (USE) when
+ * the kernel touched none of it through the layer. */
+static size_t accesses_in(const struct krec *k, uintptr_t lo, uintptr_t hi,
+                          struct aclsim__gm_range *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k->n && n < max; i++)
+        if (k->r[i].lo < hi && lo < k->r[i].hi)
+            out[n++] = (struct aclsim__gm_range){k->r[i].lo > lo ? k->r[i].lo : lo,
+                                                 k->r[i].hi < hi ? k->r[i].hi : hi, k->r[i].how};
+    if (!n && max)
+        out[n++] = (struct aclsim__gm_range){lo, hi, USE};
+    return n;
+}
+
+/* A write of one against any access of the other, inside the allocation:
+ * the bytes and how each of k (*kh) and o (*oh) accesses them. */
+static bool kernels_conflict(const struct krec *k, const struct krec *o, uintptr_t lo,
+                             uintptr_t hi, uintptr_t *clo, uintptr_t *chi, uint8_t *kh,
+                             uint8_t *oh)
+{
+    struct aclsim__gm_range kr[64], xr[64];
+    size_t kn = accesses_in(k, lo, hi, kr, 64), on = accesses_in(o, lo, hi, xr, 64);
+    if (kr[0].how == USE && xr[0].how == USE)
+        return false;   /* neither used the layer: how is not known */
+    for (size_t i = 0; i < kn; i++)
+        for (size_t j = 0; j < on; j++) {
+            if (kr[i].how != WRITE && xr[j].how != WRITE)
+                continue;
+            if (kr[i].hi <= xr[j].lo || xr[j].hi <= kr[i].lo)
+                continue;
+            *clo = kr[i].lo > xr[j].lo ? kr[i].lo : xr[j].lo;
+            *chi = kr[i].hi < xr[j].hi ? kr[i].hi : xr[j].hi;
+            *kh = kr[i].how;
+            *oh = xr[j].how;
+            return true;
+        }
+    return false;
+}
+
+bool aclsim__check_race_kernel(struct aclsim__stream *s, const struct aclsim__task *t,
+                               const struct aclsim__gm_range *r, size_t n, char *why,
+                               size_t len)
+{
+    /* The task's sequence number: the first after what s completed whose
+     * low 32 bits are its id. */
+    uint64_t c = atomic_load_explicit(&s->completed, memory_order_acquire);
+    uint64_t seq = c + (uint32_t)(t->id - (uint32_t)c);
+    struct access me = {s, seq, 0, 0, USE, t->kind, t->id, s->id, t->label, s->handle,
+                        s->is_default, s->device->id};
+    struct aclsim__gm_range *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (copy)
+        memcpy(copy, r, n * sizeof *copy);
+    bool raced = false;
+    struct access other;
+    struct kpair found;
+    uintptr_t clo = 0, chi = 0;
+    uint8_t kh = 0, oh = 0;
+    pthread_mutex_lock(&race_lock);
+    struct krec *k = krec_of(&me, true);
+    if (k) {
+        k->done = true;
+        k->r = copy;
+        k->n = copy ? n : 0;
+        copy = NULL;
+        for (struct kpair **pp = &kpairs; *pp;) {
+            struct kpair *p = *pp;
+            struct krec *o = p->x == k ? p->y : p->y == k ? p->x : NULL;
+            if (!o || !o->done) {   /* not ours, or the other one still runs */
+                pp = &p->next;
+                continue;
+            }
+            if (!raced && kernels_conflict(k, o, p->a.addr, p->a.addr + p->a.size, &clo, &chi,
+                                           &kh, &oh)) {
+                raced = true;
+                other = o->info;
+                other.how = oh;
+                found = *p;
+            }
+            pair_drop(pp);
+        }
+    }
+    kernels_tidy();
+    pthread_mutex_unlock(&race_lock);
+    free(copy);
+    if (!raced)
+        return false;
+    char what[600], first[200];
+    aclsim__check_describe_alloc(&found.a, found.device, what, sizeof what);
+    describe_access(&other, first, sizeof first);
+    const char *bytes_of = kh == USE ? "uses" : how_name(kh);
+    snprintf(why, len,
+             "aclsim check: race: %s bytes %zu to %zu of %s while %s them, with nothing ordering the "
+             "two kernels; record an event after the first and make the second stream wait for "
+             "it (aclrtRecordEvent, aclrtStreamWaitEvent), or synchronize the first stream "
+             "before queuing the second", bytes_of, (size_t)(clo - found.a.addr),
+             (size_t)(chi - found.a.addr - 1), what, first);
+    return true;
+}
+
 void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, uint64_t seq)
 {
     const void *ptr[16];
@@ -297,6 +497,13 @@ void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, 
         for (unsigned r = 0; !x && y.how != READ && r < m->nreads && r < READS; r++)
             if (conflict(&m->reads[r], &y, &rs->clock))
                 x = &m->reads[r];
+        /* Two kernels: compared when the second of them ends. */
+        for (unsigned r = 0; y.how == USE && r < m->nreads && r < READS; r++) {
+            const struct access *k = &m->reads[r];
+            if (k->how == USE && k->s && k->s != s && !counted(k) &&
+                clock_get(&rs->clock, k->s) < k->seq)
+                pair_add(k, &y, &a, w.kind == ACLSIM_DEVICE ? w.device->id : -1);
+        }
         if (x) {
             raced = true;
             found[0] = *x;
@@ -354,6 +561,14 @@ void aclsim__check_race_finalize(void)
             free(x);
         }
     }
+    while (kpairs)
+        pair_drop(&kpairs);
+    while (krecs) {
+        struct krec *k = krecs;
+        krecs = k->next;
+        free(k->r);
+        free(k);
+    }
     gone_cursor = 0;
     pthread_mutex_unlock(&race_lock);
 }
@@ -365,6 +580,8 @@ void aclsim__check_race_forget_after_fork(void)
     memset(streams, 0, sizeof streams);
     memset(snaps, 0, sizeof snaps);
     memset(mems, 0, sizeof mems);
+    kpairs = NULL;
+    krecs = NULL;
     gone_cursor = 0;
     pthread_mutex_init(&race_lock, NULL);
 }
