@@ -400,8 +400,10 @@ static struct aclsim__gm_range *accesses(struct launch *l, size_t *n)
     *n = l->reads.n + l->writes.n;
     struct aclsim__gm_range *r = *n ? malloc(*n * sizeof *r) : NULL;
     if (r) {
-        memcpy(r, l->reads.r, l->reads.n * sizeof *r);
-        memcpy(r + l->reads.n, l->writes.r, l->writes.n * sizeof *r);
+        if (l->reads.n)
+            memcpy(r, l->reads.r, l->reads.n * sizeof *r);
+        if (l->writes.n)
+            memcpy(r + l->reads.n, l->writes.r, l->writes.n * sizeof *r);
     } else {
         *n = 0;
     }
