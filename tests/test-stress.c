@@ -430,9 +430,19 @@ static void set_device_late(void *arg)
 {
     (void)arg;
     atomic_store(&late_started, 1);
-    struct timespec ts = {0, 20 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    atomic_store(&late_result, aclrtSetDevice(0));
+    /* aclFinalize starts on the main thread at some point after late_started:
+     * until it has, the open succeeds and is undone; from then on it must be
+     * refused. Bounded: 10 s (the test fails with the last result). */
+    aclError r = ACL_SUCCESS;
+    for (int i = 0; i < 10000; i++) {
+        r = aclrtSetDevice(0);
+        if (r != ACL_SUCCESS)
+            break;
+        (void)aclrtResetDevice(0);
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(&late_result, r);
 }
 
 /* A host function opening a device while aclFinalize drains: refused, and
