@@ -24,6 +24,8 @@
  * A kernel that touched the allocation only through plain pointers counts
  * as using all of it (how unknown): against the other's writes through the
  * layer it is a race; two such kernels are not reported (both may only read).
+ * A kernel and a copy (2D copy, reduce) that reads make a pair the same way:
+ * the copy's bytes are known when it is queued.
  *
  * All of it happens in the submit hook, under the stream's lock: the race is
  * reported as the second stream's fault, so its next synchronize returns
@@ -290,6 +292,16 @@ static struct krec *krec_of(const struct access *who, bool create)
         if (k->info.s == who->s && k->info.seq == who->seq)
             return k;
     struct krec *k = create ? calloc(1, sizeof *k) : NULL;
+    if (k && who->how == READ) {   /* a copy's read: known from the start */
+        k->r = malloc(sizeof *k->r);
+        if (!k->r) {
+            free(k);
+            return NULL;
+        }
+        *k->r = (struct aclsim__gm_range){who->lo, who->hi, READ};
+        k->n = 1;
+        k->done = true;
+    }
     if (k) {
         k->info = *who;
         k->next = krecs;
@@ -298,22 +310,35 @@ static struct krec *krec_of(const struct access *who, bool create)
     return k;
 }
 
-static void pair_add(const struct access *x, const struct access *y, const struct aclsim__alloc *a,
-                     int32_t device)
+static bool kernels_conflict(const struct krec *k, const struct krec *o, uintptr_t lo,
+                             uintptr_t hi, uintptr_t *clo, uintptr_t *chi, uint8_t *kh,
+                             uint8_t *oh);
+
+/* x (queued earlier) and y: a kernel and a kernel, or a kernel and a copy
+ * reading. When both are known already (the kernel ended, the other is a
+ * copy) they are compared at once: true with *kernel_how, the kernel's. */
+static bool pair_add(const struct access *x, const struct access *y, const struct aclsim__alloc *a,
+                     int32_t device, uint8_t *kernel_how)
 {
     struct krec *kx = krec_of(x, true), *ky = krec_of(y, true);
     if (!kx || !ky)
-        return;   /* (out of memory: not compared) */
+        return false;   /* (out of memory: not compared) */
+    if (kx->done && ky->done) {
+        uintptr_t clo, chi;
+        uint8_t yh;
+        return kernels_conflict(kx, ky, a->addr, a->addr + a->size, &clo, &chi, kernel_how, &yh);
+    }
     for (struct kpair *p = kpairs; p; p = p->next)
         if (p->a.addr == a->addr && ((p->x == kx && p->y == ky) || (p->x == ky && p->y == kx)))
-            return;
+            return false;
     struct kpair *p = calloc(1, sizeof *p);
     if (!p)
-        return;
+        return false;
     *p = (struct kpair){kpairs, kx, ky, *a, device};
     kpairs = p;
     kx->refs++;
     ky->refs++;
+    return false;
 }
 
 static void pair_drop(struct kpair **pp)
@@ -440,8 +465,8 @@ bool aclsim__check_race_kernel(struct aclsim__stream *s, const struct aclsim__ta
     describe_access(&other, first, sizeof first);
     const char *bytes_of = kh == USE ? "uses" : how_name(kh);
     snprintf(why, len,
-             "aclsim check: race: %s bytes %zu to %zu of %s while %s them, with nothing ordering the "
-             "two kernels; record an event after the first and make the second stream wait for "
+             "aclsim check: race: %s bytes %zu to %zu of %s while %s them, with nothing ordering "
+             "them; record an event after the first and make the second stream wait for "
              "it (aclrtRecordEvent, aclrtStreamWaitEvent), or synchronize the first stream "
              "before queuing the second", bytes_of, (size_t)(clo - found.a.addr),
              (size_t)(chi - found.a.addr - 1), what, first);
@@ -497,12 +522,19 @@ void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, 
         for (unsigned r = 0; !x && y.how != READ && r < m->nreads && r < READS; r++)
             if (conflict(&m->reads[r], &y, &rs->clock))
                 x = &m->reads[r];
-        /* Two kernels: compared when the second of them ends. */
-        for (unsigned r = 0; y.how == USE && r < m->nreads && r < READS; r++) {
+        /* A kernel against a kernel or a copy that reads: compared when
+         * the kernel ends (or now, if it has). */
+        struct access paired;
+        for (unsigned r = 0; !x && y.how != WRITE && r < m->nreads && r < READS; r++) {
             const struct access *k = &m->reads[r];
-            if (k->how == USE && k->s && k->s != s && !counted(k) &&
-                clock_get(&rs->clock, k->s) < k->seq)
-                pair_add(k, &y, &a, w.kind == ACLSIM_DEVICE ? w.device->id : -1);
+            uint8_t kh;
+            if ((k->how == USE || y.how == USE) && k->s && k->s != s && !counted(k) &&
+                clock_get(&rs->clock, k->s) < k->seq &&
+                pair_add(k, &y, &a, w.kind == ACLSIM_DEVICE ? w.device->id : -1, &kh)) {
+                paired = *k;
+                paired.how = kh;   /* the kernel wrote what the copy reads */
+                x = &paired;
+            }
         }
         if (x) {
             raced = true;
