@@ -26,12 +26,15 @@
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
  *                         exception callbacks, device task abort, device state
  *   mempool (mempool.c)   stream-ordered memory pools (acl_rt_memory_soma.h)
- *   modelri (modelri.c)   model runtime instances: capture (a hook in
- *                         aclsim__submit), replay, build, labels
- *   ipc     (ipc.c)       sharing with other processes: the table of exported
- *                         objects, IPC memory, shareable handles (docs/ipc.md)
- *   tdt (tdt-queue.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)  shared queues,
- *                         routes, tensor channels, datasets, shared buffers
+ *   modelri (modelri*.c, modelri.h)  model runtime instances: capture (a hook
+ *                         in aclsim__submit), replay, task editing, conditional
+ *                         tasks, build, labels (the map of files: modelri.h)
+ *   ipc     (ipc.c, ipc-mem.c, ipc-share.c, ipc.h)  sharing with other
+ *                         processes: the table of exported objects, IPC
+ *                         memory, shareable handles (docs/ipc.md)
+ *   tdt (tdt-queue.c, tdt-route.c, tdt-channel.c, tdt-data.c, mbuf.c, tdt.h)
+ *                         shared queues, routes, tensor channels, datasets,
+ *                         shared buffers
  *   check   (check*.c)    checker mode (ACLSIM_CHECK): guard zones, stale
  *                         pointers, frees under queued work, races, unwritten
  *                         reads, early host access to page-locked buffers
@@ -255,7 +258,7 @@ enum { ACLSIM_TRACE_TASKS = 1u,     /* stream tasks, kernel blocks, copies */
        ACLSIM_TRACE_API = 2u,       /* a slice per runtime call per host thread */
        ACLSIM_TRACE_TX = 4u,        /* aclprof stamps, mstx marks and ranges */
        ACLSIM_TRACE_SUMMARY = 8u,   /* ACLSIM_PROFILE: per-variable and per-kernel totals */
-       ACLSIM_TRACE_OPS = 16u };    /* aclprof op subscription records (prof.c) */
+       ACLSIM_TRACE_OPS = 16u };    /* aclprof op subscription records (prof-op.c) */
 extern atomic_uint aclsim__trace_mask;
 static inline bool aclsim__tracing(unsigned what)
 {
@@ -300,7 +303,7 @@ void aclsim__trace_block(const struct aclsim__device *dev, const char *name, uin
 void aclsim__trace_sync_copy(const char *api, void *dst, const void *src, size_t n,
                              const char *label, uint64_t start);
 /* An instant (a mark) or a slice from start for dur ns on the host track of
- * thread (an aclsim__trace_thread number; 0: the calling thread): prof.c's
+ * thread (an aclsim__trace_thread number; 0: the calling thread): prof-tx.c's
  * stamps and mstx. domain: its category, a string that lives for ever. */
 void aclsim__trace_tx(const char *domain, const char *message, uint64_t start, uint64_t dur,
                       bool slice, uint32_t thread);
@@ -1723,7 +1726,7 @@ aclError aclsim__dump_configure(const struct cJSON *root, const char *path);
  * aclrtCacheLastTask*Info (task ids restart). */
 void aclsim__dump_finalize(void);
 void aclsim__dump_forget_after_fork(void);   /* called with prof.c's */
-/* prof.c: queues aclprofMarkEx's mark task (used by aclrtProfTrace). */
+/* prof-tx.c: queues aclprofMarkEx's mark task (used by aclrtProfTrace). */
 aclError aclsim__prof_mark(aclrtStream stream, const char *msg, size_t len, const char *api);
 
 #endif /* ACLSIM_INTERNAL_H */

@@ -271,11 +271,11 @@ static void test_notify_flow(void **state)
     EXPECT_OK(aclrtCreateStream(&b));
     aclrtNotify n;
     EXPECT_OK(aclrtCreateNotify(&n, 0));
-    EXPECT_OK(aclrtWaitAndResetNotify(n, b, 0));   /* b parks until a records */
-    /* The arrow is drawn when the record releases a parked wait: give b's
-     * worker time to park it first, also in a loaded sanitizer run (2 ms
-     * was too short once in CI under ASan). */
-    sleep_ms(100);
+    EXPECT_OK(aclrtWaitAndResetNotify(n, b, 0));   /* b waits until a records */
+    /* Give b's worker time to start waiting, so that the record releases a
+     * waiting stream (the arrow does not depend on it: the released wait can
+     * be traced before the record, and the arrow must join them anyway). */
+    sleep_ms(2);
     EXPECT_OK(aclrtRecordNotify(n, a));
     EXPECT_OK(aclrtSynchronizeStream(b));
     EXPECT_OK(aclrtSynchronizeStream(a));
@@ -295,6 +295,51 @@ static void test_notify_flow(void **state)
     assert_true(ev_num(out_flow, "id") == ev_num(in_flow, "id"));
     assert_true(ev_num(out_flow, "tid") == ev_num(rec, "tid"));
     assert_true(ev_num(in_flow, "tid") == ev_num(wait, "tid"));
+    cJSON_Delete(root);
+}
+
+/* Three rounds in which the record comes first and the wait finds the notify
+ * already set: every wait still gets its record's arrow, and the three arrows
+ * are distinct (each starts at a record and ends at a wait). */
+static void test_notify_flow_rounds(void **state)
+{
+    (void)state;
+    start_traced(NULL);
+    aclrtStream a, b;
+    EXPECT_OK(aclrtCreateStream(&a));
+    EXPECT_OK(aclrtCreateStream(&b));
+    aclrtNotify n;
+    EXPECT_OK(aclrtCreateNotify(&n, 0));
+    for (int round = 0; round < 3; round++) {
+        EXPECT_OK(aclrtRecordNotify(n, a));
+        EXPECT_OK(aclrtSynchronizeStream(a));
+        EXPECT_OK(aclrtWaitAndResetNotify(n, b, 0));
+        EXPECT_OK(aclrtSynchronizeStream(b));
+    }
+    EXPECT_OK(aclrtDestroyNotify(n));
+    EXPECT_OK(aclrtDestroyStream(a));
+    EXPECT_OK(aclrtDestroyStream(b));
+    EXPECT_OK(aclrtResetDevice(0));
+    EXPECT_OK(aclFinalize());
+    cJSON *root = trace_load(path);
+    assert_int_equal(trace_count(root, "s", "notify", NULL), 3);
+    assert_int_equal(trace_count(root, "f", "notify", NULL), 3);
+    double outs[3], ins[3];
+    int no = 0, ni = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, trace_events(root)) {
+        if (ev_is(e, "s", "notify", NULL))
+            outs[no++] = ev_num(e, "id");
+        else if (ev_is(e, "f", "notify", NULL))
+            ins[ni++] = ev_num(e, "id");
+    }
+    for (int i = 0; i < 3; i++) {
+        int matches = 0;
+        for (int j = 0; j < 3; j++)
+            matches += ins[j] == outs[i];
+        assert_int_equal(matches, 1);
+        assert_true(outs[i] != outs[(i + 1) % 3]);
+    }
     cJSON_Delete(root);
 }
 
@@ -574,6 +619,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_timeline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_notify_flow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_notify_flow_rounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_settings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_file, setup, teardown),

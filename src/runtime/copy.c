@@ -79,7 +79,7 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
     if (!err)
         err = aclsim__current_context(api, &ctx);
     if (!err)
-        err = aclsim__capture_mode_check(api);   /* 107030 during a capture (modelri.c) */
+        err = aclsim__capture_mode_check(api);   /* 107030 during a capture (modelri-capture.c) */
     struct aclsim__heap_hold hold;
     if (err || (err = aclsim__hold_heaps(api, &hold, dst, src)))
         return err;

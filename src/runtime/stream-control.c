@@ -4,7 +4,7 @@
  * queries (id, flags, priority, status, attributes, available streams),
  * aclrtStreamAbort, the stream state callbacks, device synchronization with
  * a timeout, and the model-stream functions (aclrtActiveStream,
- * aclrtSwitchStream: steps of a built model, modelri.c).
+ * aclrtSwitchStream: steps of a built model, modelri-label.c).
  */
 #include "internal.h"
 
@@ -521,7 +521,7 @@ aclError aclrtStreamStop(aclrtStream stream)
 
 /* ---- model streams ------------------------------------------------------------ */
 
-/* Both are steps of a model built on persistent streams (modelri.c). */
+/* Both are steps of a model built on persistent streams (modelri-label.c). */
 static const uint32_t model_socs = ACLSIM_FAMILIES(A5) | ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(EDGE) |
                                    ACLSIM_FAMILIES(INFERENCE) | ACLSIM_FAMILIES(TRAINING);
 

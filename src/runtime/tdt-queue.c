@@ -5,11 +5,11 @@
  * message of its source queue to its destination queues), and the process
  * grants, which CANN supports on no product.
  *
- * Routes: a message enqueued into a queue with bound routes is forwarded,
- * whole, to every destination once all of them have room (a full destination
- * holds it back in the source, which then fills up: back-pressure). Forwarding
- * happens under tdt_lock right after every change that can allow it (pump()).
- * Bound routes never form a cycle (refused at bind), so forwarding ends.
+ * This file holds the queue itself (its waits, THE KILL RULE), the shared
+ * queues by id and their messages, and the lifetime of everything tdt (device
+ * reset, aclFinalize, fork). Queue attributes and the routes between queues
+ * are in tdt-route.c: a message put into or taken from a shared queue is
+ * forwarded there (aclsim__tdt_pump) when routes are bound. Shared: tdt.h.
  */
 #include "tdt.h"
 
@@ -21,7 +21,7 @@
 pthread_mutex_t aclsim__tdt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t left = PTHREAD_COND_INITIALIZER;   /* a waiter left a killed queue */
 
-static struct aclsim__tdtq *queues;   /* shared queues, by qid */
+struct aclsim__tdtq *aclsim__tdt_queues;   /* shared queues, by qid */
 static uint64_t finalized_session;    /* the last session aclFinalize tore down */
 
 /* A thread blocked in await(). A host function (on a device worker) waiting
@@ -38,10 +38,6 @@ static struct waiter *waiting;
  * host functions of such a device do not start to wait either. */
 static bool closing[ACLSIM_MAX_DEVICES];
 static uint32_t next_qid = 1;
-
-struct route { uint32_t src, dst; int32_t device; };
-static struct route *routes;          /* bound routes */
-static size_t nroutes, cap_routes;
 
 /* ---- the queue ------------------------------------------------------------ */
 
@@ -186,10 +182,8 @@ static aclError await(struct aclsim__tdtq *q, bool put, int32_t timeout, const c
     return err;
 }
 
-static void pump(void);
-
 /* Appends m to q / takes q's head (there is one); wakes q's waiters. */
-static void append(struct aclsim__tdtq *q, struct aclsim__tdt_msg *m)
+void aclsim__tdtq_append(struct aclsim__tdtq *q, struct aclsim__tdt_msg *m)
 {
     m->next = NULL;
     if (q->tail)
@@ -201,7 +195,7 @@ static void append(struct aclsim__tdtq *q, struct aclsim__tdt_msg *m)
     pthread_cond_broadcast(&q->changed);
 }
 
-static struct aclsim__tdt_msg *pop(struct aclsim__tdtq *q)
+struct aclsim__tdt_msg *aclsim__tdtq_pop(struct aclsim__tdtq *q)
 {
     struct aclsim__tdt_msg *m = q->head;
     q->head = m->next;
@@ -219,9 +213,9 @@ aclError aclsim__tdtq_put_locked(struct aclsim__tdtq *q, struct aclsim__tdt_msg 
     aclError err = await(q, true, timeout, api);
     if (err)
         return err;
-    append(q, m);
-    if (q->qid && nroutes)
-        pump();
+    aclsim__tdtq_append(q, m);
+    if (q->qid && aclsim__tdt_has_routes())
+        aclsim__tdt_pump();
     return ACL_SUCCESS;
 }
 
@@ -241,9 +235,9 @@ aclError aclsim__tdtq_take_locked(struct aclsim__tdtq *q, int32_t timeout, size_
                             "the next message of %s has %zu bytes, more than dataSize %zu: it "
                             "stays in the queue", what, m->size, limit);
     }
-    *out = pop(q);
-    if (nroutes)
-        pump();
+    *out = aclsim__tdtq_pop(q);
+    if (aclsim__tdt_has_routes())
+        aclsim__tdt_pump();
     return ACL_SUCCESS;
 }
 
@@ -261,16 +255,16 @@ void aclsim__tdtq_clean_locked(struct aclsim__tdtq *q)
 
 /* ---- queues by id ------------------------------------------------------------- */
 
-static struct aclsim__tdtq *find(int32_t device, uint32_t qid)
+struct aclsim__tdtq *aclsim__tdtq_find(int32_t device, uint32_t qid)
 {
-    for (struct aclsim__tdtq *q = queues; q; q = q->next)
+    for (struct aclsim__tdtq *q = aclsim__tdt_queues; q; q = q->next)
         if (q->qid == qid && q->device == device)
             return q;
     return NULL;
 }
 
 /* The calling thread's current device (107002 without a context). */
-static aclError current_device(const char *api, int32_t *device)
+aclError aclsim__tdt_current_device(const char *api, int32_t *device)
 {
     struct aclsim__context *ctx;
     aclError err = aclsim__current_context(api, &ctx);
@@ -287,11 +281,11 @@ static aclError lookup(uint32_t qid, const char *api, struct aclsim__tdtq **q)
     aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     int32_t device = -1;
     if (!err)
-        err = current_device(api, &device);
+        err = aclsim__tdt_current_device(api, &device);
     if (err)
         return err;
     pthread_mutex_lock(&aclsim__tdt_lock);
-    *q = find(device, qid);
+    *q = aclsim__tdtq_find(device, qid);
     if (!*q) {
         pthread_mutex_unlock(&aclsim__tdt_lock);
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
@@ -300,13 +294,6 @@ static aclError lookup(uint32_t qid, const char *api, struct aclsim__tdtq **q)
     }
     return ACL_SUCCESS;
 }
-
-struct tagMemQueueAttr {
-    char name[ACLSIM_TDT_NAME_MAX];
-    uint32_t depth;
-};
-
-#define DEFAULT_DEPTH 8u   /* CANN's default queue depth */
 
 aclError acltdtCreateQueue(const acltdtQueueAttr *attr, uint32_t *qid)
 {
@@ -317,10 +304,10 @@ aclError acltdtCreateQueue(const acltdtQueueAttr *attr, uint32_t *qid)
     aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     int32_t device = -1;
     if (!err)
-        err = current_device(api, &device);
+        err = aclsim__tdt_current_device(api, &device);
     if (err)
         return err;
-    uint32_t depth = attr ? attr->depth : DEFAULT_DEPTH;
+    uint32_t depth = attr ? attr->depth : ACLSIM_TDT_DEPTH_DEFAULT;
     if (depth < ACLSIM_TDT_DEPTH_MIN || depth > ACLSIM_TDT_DEPTH_MAX)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "queue depth %u is out of range [%u, %u]", depth,
@@ -335,7 +322,7 @@ aclError acltdtCreateQueue(const acltdtQueueAttr *attr, uint32_t *qid)
         aclsim__tdtq_free(q);
         return err;
     }
-    for (struct aclsim__tdtq *o = queues; o && q->name[0]; o = o->next)
+    for (struct aclsim__tdtq *o = aclsim__tdt_queues; o && q->name[0]; o = o->next)
         if (o->device == device && strcmp(o->name, q->name) == 0) {
             uint32_t other = o->qid;
             pthread_mutex_unlock(&aclsim__tdt_lock);
@@ -347,27 +334,19 @@ aclError acltdtCreateQueue(const acltdtQueueAttr *attr, uint32_t *qid)
         }
     do
         q->qid = next_qid++;
-    while (q->qid == 0 || find(device, q->qid));
+    while (q->qid == 0 || aclsim__tdtq_find(device, q->qid));
     if (!q->name[0])   /* CANN names a queue without a name itself */
         snprintf(q->name, sizeof q->name, "queue-%u", q->qid);
-    q->next = queues;
-    queues = q;
+    q->next = aclsim__tdt_queues;
+    aclsim__tdt_queues = q;
     *qid = q->qid;
     pthread_mutex_unlock(&aclsim__tdt_lock);
     return ACL_SUCCESS;
 }
 
-static bool routed(const struct aclsim__tdtq *q)
-{
-    for (size_t i = 0; i < nroutes; i++)
-        if (routes[i].device == q->device && (routes[i].src == q->qid || routes[i].dst == q->qid))
-            return true;
-    return false;
-}
-
 static void unlink_queue(struct aclsim__tdtq *q)
 {
-    for (struct aclsim__tdtq **p = &queues; *p; p = &(*p)->next)
+    for (struct aclsim__tdtq **p = &aclsim__tdt_queues; *p; p = &(*p)->next)
         if (*p == q) {
             *p = q->next;
             return;
@@ -381,7 +360,7 @@ aclError acltdtDestroyQueue(uint32_t qid)
     aclError err = lookup(qid, api, &q);
     if (err)
         return err;
-    if (routed(q)) {
+    if (aclsim__tdt_routed(q)) {
         pthread_mutex_unlock(&aclsim__tdt_lock);
         return aclsim__fail(ACL_ERROR_FAILURE, api,
                             "queue %u has bound routes: unbind them first "
@@ -531,513 +510,18 @@ aclError acltdtAttachQueue(uint32_t qid, int32_t timeout, uint32_t *permission)
     return nowhere("acltdtAttachQueue", "attaching queues granted by other processes");
 }
 
-/* ---- attributes ----------------------------------------------------------------- */
-
-/* CANN's parameter copy: len must cover the value exactly (a longer len is
- * refused by CANN too; aclsim also refuses a shorter one, which would copy
- * part of a value). */
-static aclError check_len(const char *api, size_t len, size_t want, const char *what)
-{
-    if (len != want)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "len %zu is wrong for %s: it must be %zu",
-                            len, what, want);
-    return ACL_SUCCESS;
-}
-
-/* The plain host objects (attributes, routes, lists, queries): a zeroed one
- * (NULL with 200000 when out of memory), and its destruction (100000 for NULL). */
-static void *new_object(size_t size, const char *api)
-{
-    void *p = aclsim__calloc(1, size);
-    if (!p)
-        aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
-    return p;
-}
-
-static aclError free_object(const void *p, const char *api, const char *name)
-{
-    if (!p)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
-    free((void *)p);
-    return ACL_SUCCESS;
-}
-
-/* A setter's copy of a value of size bytes (len checked); *set (if any) then true. */
-static aclError copy_in(const char *api, const void *value, size_t len, void *dst, size_t size,
-                        bool *set, const char *what)
-{
-    aclError err = check_len(api, len, size, what);
-    if (err)
-        return err;
-    memcpy(dst, value, size);
-    if (set)
-        *set = true;
-    return ACL_SUCCESS;
-}
-
-acltdtQueueAttr *acltdtCreateQueueAttr(void)
-{
-    acltdtQueueAttr *a = new_object(sizeof *a, "acltdtCreateQueueAttr");
-    if (a)
-        a->depth = DEFAULT_DEPTH;
-    return a;
-}
-
-aclError acltdtDestroyQueueAttr(const acltdtQueueAttr *attr)
-{
-    return free_object(attr, "acltdtDestroyQueueAttr", "attr");
-}
-
-aclError acltdtSetQueueAttr(acltdtQueueAttr *attr, acltdtQueueAttrType type, size_t len,
-                            const void *param)
-{
-    static const char api[] = "acltdtSetQueueAttr";
-    if (!attr)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "attr is NULL");
-    if (!param)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "param is NULL");
-    aclError err;
-    switch (type) {
-    case ACL_TDT_QUEUE_NAME_PTR: {
-        if ((err = check_len(api, len, sizeof(char *), "ACL_TDT_QUEUE_NAME_PTR (a char *)")))
-            return err;
-        const char *name;
-        memcpy(&name, param, sizeof name);
-        if (!name)
-            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "the name param points to is NULL");
-        size_t n = strnlen(name, ACLSIM_TDT_NAME_MAX);
-        if (n + 1 > ACLSIM_TDT_NAME_MAX)
-            return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                                "the queue name is too long: at most %u characters",
-                                ACLSIM_TDT_NAME_MAX - 1);
-        memcpy(attr->name, name, n + 1);
-        return ACL_SUCCESS;
-    }
-    case ACL_TDT_QUEUE_DEPTH_UINT32:
-        return copy_in(api, param, len, &attr->depth, sizeof attr->depth, NULL,
-                       "ACL_TDT_QUEUE_DEPTH_UINT32");
-    default:
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "type %d is invalid: ACL_TDT_QUEUE_NAME_PTR or "
-                            "ACL_TDT_QUEUE_DEPTH_UINT32", (int)type);
-    }
-}
-
-/* CANN's "copy out": len must hold the value; *ret gets its size. */
-static aclError copy_out(const char *api, const void *value, size_t size, void *param, size_t len,
-                         size_t *ret)
-{
-    if (len < size)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "len %zu is too small: the value has %zu bytes", len, size);
-    memcpy(param, value, size);
-    *ret = size;
-    return ACL_SUCCESS;
-}
-
-/* The NULL checks of a getter (object, param, paramRetSize), in CANN's order. */
-static aclError check_getter(const char *api, const void *obj, const char *name, const void *param,
-                             const size_t *ret)
-{
-    if (!obj)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
-    if (!param)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "param is NULL");
-    if (!ret)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "paramRetSize is NULL");
-    return ACL_SUCCESS;
-}
-
-aclError acltdtGetQueueAttr(const acltdtQueueAttr *attr, acltdtQueueAttrType type, size_t len,
-                            size_t *paramRetSize, void *param)
-{
-    static const char api[] = "acltdtGetQueueAttr";
-    aclError err = check_getter(api, attr, "attr", param, paramRetSize);
-    if (err)
-        return err;
-    switch (type) {
-    case ACL_TDT_QUEUE_NAME_PTR: {
-        const char *name = attr->name;
-        return copy_out(api, &name, sizeof name, param, len, paramRetSize);
-    }
-    case ACL_TDT_QUEUE_DEPTH_UINT32:
-        return copy_out(api, &attr->depth, sizeof attr->depth, param, len, paramRetSize);
-    default:
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "type %d is invalid: ACL_TDT_QUEUE_NAME_PTR or "
-                            "ACL_TDT_QUEUE_DEPTH_UINT32", (int)type);
-    }
-}
-
-/* ---- routes, route lists, queries ------------------------------------------------- */
-
-struct acltdtQueueRoute {
-    uint32_t srcId, dstId;
-    int32_t status;
-};
-struct acltdtQueueRouteList {
-    acltdtQueueRoute *items;
-    size_t n, cap;
-};
-struct acltdtQueueRouteQueryInfo {
-    int32_t mode;
-    uint32_t srcId, dstId;
-    bool has_mode, has_src, has_dst;
-};
-
-acltdtQueueRoute *acltdtCreateQueueRoute(uint32_t srcId, uint32_t dstId)
-{
-    acltdtQueueRoute *r = new_object(sizeof *r, "acltdtCreateQueueRoute");
-    if (r) {
-        r->srcId = srcId;
-        r->dstId = dstId;
-    }
-    return r;
-}
-
-aclError acltdtDestroyQueueRoute(const acltdtQueueRoute *route)
-{
-    return free_object(route, "acltdtDestroyQueueRoute", "route");
-}
-
-aclError acltdtGetQueueRouteParam(const acltdtQueueRoute *route, acltdtQueueRouteParamType type,
-                                  size_t len, size_t *paramRetSize, void *param)
-{
-    static const char api[] = "acltdtGetQueueRouteParam";
-    aclError err = check_getter(api, route, "route", param, paramRetSize);
-    if (err)
-        return err;
-    switch (type) {
-    case ACL_TDT_QUEUE_ROUTE_SRC_UINT32:
-        return copy_out(api, &route->srcId, sizeof(uint32_t), param, len, paramRetSize);
-    case ACL_TDT_QUEUE_ROUTE_DST_UINT32:
-        return copy_out(api, &route->dstId, sizeof(uint32_t), param, len, paramRetSize);
-    case ACL_TDT_QUEUE_ROUTE_STATUS_INT32:
-        return copy_out(api, &route->status, sizeof(int32_t), param, len, paramRetSize);
-    default:
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "type %d is invalid: ACL_TDT_QUEUE_ROUTE_SRC_UINT32, _DST_UINT32 or "
-                            "_STATUS_INT32", (int)type);
-    }
-}
-
-acltdtQueueRouteList *acltdtCreateQueueRouteList(void)
-{
-    return new_object(sizeof(acltdtQueueRouteList), "acltdtCreateQueueRouteList");
-}
-
-aclError acltdtDestroyQueueRouteList(const acltdtQueueRouteList *routeList)
-{
-    if (routeList)
-        free(routeList->items);
-    return free_object(routeList, "acltdtDestroyQueueRouteList", "routeList");
-}
-
-static bool list_push(acltdtQueueRouteList *l, acltdtQueueRoute r)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        acltdtQueueRoute *items = aclsim__realloc(l->items, cap * sizeof *items);
-        if (!items)
-            return false;
-        l->items = items;
-        l->cap = cap;
-    }
-    l->items[l->n++] = r;
-    return true;
-}
-
-aclError acltdtAddQueueRoute(acltdtQueueRouteList *routeList, const acltdtQueueRoute *route)
-{
-    static const char api[] = "acltdtAddQueueRoute";
-    if (!routeList)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "routeList is NULL");
-    if (!route)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "route is NULL");
-    if (!list_push(routeList, *route))
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
-    return ACL_SUCCESS;
-}
-
-aclError acltdtGetQueueRoute(const acltdtQueueRouteList *routeList, size_t index,
-                             acltdtQueueRoute *route)
-{
-    static const char api[] = "acltdtGetQueueRoute";
-    if (!routeList)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "routeList is NULL");
-    if (!route)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "route is NULL");
-    if (index >= routeList->n)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "index %zu must be less than the list's %zu routes", index,
-                            routeList->n);
-    *route = routeList->items[index];
-    return ACL_SUCCESS;
-}
-
-size_t acltdtGetQueueRouteNum(const acltdtQueueRouteList *routeList)
-{
-    if (!routeList) {
-        aclsim__fail(ACL_ERROR_INVALID_PARAM, "acltdtGetQueueRouteNum", "routeList is NULL");
-        return 0;
-    }
-    return routeList->n;
-}
-
-acltdtQueueRouteQueryInfo *acltdtCreateQueueRouteQueryInfo(void)
-{
-    return new_object(sizeof(acltdtQueueRouteQueryInfo), "acltdtCreateQueueRouteQueryInfo");
-}
-
-aclError acltdtDestroyQueueRouteQueryInfo(const acltdtQueueRouteQueryInfo *info)
-{
-    return free_object(info, "acltdtDestroyQueueRouteQueryInfo", "info");
-}
-
-aclError acltdtSetQueueRouteQueryInfo(acltdtQueueRouteQueryInfo *param,
-                                      acltdtQueueRouteQueryInfoParamType type, size_t len,
-                                      const void *value)
-{
-    static const char api[] = "acltdtSetQueueRouteQueryInfo";
-    if (!param)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "param is NULL");
-    if (!value)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "value is NULL");
-    switch (type) {
-    case ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM:
-        return copy_in(api, value, len, &param->mode, sizeof param->mode, &param->has_mode,
-                       "ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM");
-    case ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32:
-        return copy_in(api, value, len, &param->srcId, sizeof param->srcId, &param->has_src,
-                       "ACL_TDT_QUEUE_ROUTE_QUERY_SRC_ID_UINT32");
-    case ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32:
-        return copy_in(api, value, len, &param->dstId, sizeof param->dstId, &param->has_dst,
-                       "ACL_TDT_QUEUE_ROUTE_QUERY_DST_ID_UINT32");
-    default:
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "type %d is invalid: ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM, "
-                            "_SRC_ID_UINT32 or _DST_ID_UINT32", (int)type);
-    }
-}
-
-static long route_index(int32_t device, uint32_t src, uint32_t dst)
-{
-    for (size_t i = 0; i < nroutes; i++)
-        if (routes[i].device == device && routes[i].src == src && routes[i].dst == dst)
-            return (long)i;
-    return -1;
-}
-
-/* Whether bound routes lead from a to b (depth-first; routes are acyclic). */
-static bool reaches(int32_t device, uint32_t a, uint32_t b, unsigned depth)
-{
-    if (a == b)
-        return true;
-    if (depth > nroutes)
-        return false;
-    for (size_t i = 0; i < nroutes; i++)
-        if (routes[i].device == device && routes[i].src == a &&
-            reaches(device, routes[i].dst, b, depth + 1))
-            return true;
-    return false;
-}
-
-/* Forwards messages along bound routes while any can move (tdt_lock held). */
-static void pump(void)
-{
-    bool moved = true;
-    while (moved) {
-        moved = false;
-        for (struct aclsim__tdtq *q = queues; q; q = q->next) {
-            while (q->head && !q->dead) {
-                bool has = false, room = true;
-                for (size_t i = 0; i < nroutes && room; i++) {
-                    if (routes[i].device != q->device || routes[i].src != q->qid)
-                        continue;
-                    has = true;
-                    struct aclsim__tdtq *d = find(q->device, routes[i].dst);
-                    room = d && !d->dead && d->count < d->depth;
-                }
-                if (!has || !room)
-                    break;
-                /* Copies for every destination but the last, which takes the original. */
-                struct aclsim__tdt_msg *m = q->head;
-                size_t ndst = 0, done = 0;
-                for (size_t i = 0; i < nroutes; i++)
-                    ndst += routes[i].device == q->device && routes[i].src == q->qid;
-                struct aclsim__tdt_msg *copies[ndst];
-                bool ok = true;
-                for (size_t k = 0; k + 1 < ndst; k++) {
-                    copies[k] = aclsim__tdt_msg_new(m->size);
-                    if (!copies[k]) {
-                        for (size_t j = 0; j < k; j++)
-                            free(copies[j]);
-                        ok = false;
-                        break;
-                    }
-                    memcpy(copies[k], m, sizeof *m + m->size);
-                }
-                if (!ok)
-                    break;   /* out of memory: it stays in the source */
-                copies[ndst - 1] = pop(q);
-                for (size_t i = 0; i < nroutes; i++) {
-                    if (routes[i].device != q->device || routes[i].src != q->qid)
-                        continue;
-                    append(find(q->device, routes[i].dst), copies[done++]);
-                }
-                moved = true;
-            }
-        }
-    }
-}
-
-/* Binds (bind) or unbinds each route of l on the current device; each
- * route's status says what it is now. 500001 if any could not be. */
-static aclError apply_routes(acltdtQueueRouteList *l, bool bind, const char *api)
-{
-    ACLSIM_REQUIRE_INIT(api);
-    if (!l)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "qRouteList is NULL");
-    int32_t device = -1;
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    if (!err)
-        err = current_device(api, &device);
-    if (err)
-        return err;
-    char first[200] = "";
-    size_t failed = 0;
-    bool oom = false;
-    pthread_mutex_lock(&aclsim__tdt_lock);
-    for (size_t i = 0; i < l->n; i++) {
-        acltdtQueueRoute *r = &l->items[i];
-        long k = route_index(device, r->srcId, r->dstId);
-        const char *why = NULL;
-        if (!bind)
-            why = k < 0 ? "is not bound" : NULL;
-        else if (!find(device, r->srcId) || !find(device, r->dstId))
-            why = "names no queue of the current device";
-        else if (k >= 0)
-            why = "is already bound";
-        else if (reaches(device, r->dstId, r->srcId, 0))
-            why = "would close a cycle";
-        else if (nroutes == cap_routes) {
-            size_t cap = cap_routes ? cap_routes * 2 : 16;
-            struct route *n = aclsim__realloc(routes, cap * sizeof *n);
-            if (n) {
-                routes = n;
-                cap_routes = cap;
-            } else {
-                why = "could not be bound: out of memory";
-                oom = true;
-            }
-        }
-        if (why) {
-            if (bind)
-                r->status = ACL_TDT_QUEUE_ROUTE_UNBIND;
-            if (!failed++)
-                snprintf(first, sizeof first, "route %zu (%u -> %u) %s", i, r->srcId, r->dstId,
-                         why);
-        } else if (bind) {
-            routes[nroutes++] = (struct route){r->srcId, r->dstId, device};
-            r->status = ACL_TDT_QUEUE_ROUTE_BIND;
-        } else {
-            routes[k] = routes[--nroutes];
-            r->status = ACL_TDT_QUEUE_ROUTE_UNBIND;
-        }
-    }
-    if (bind)
-        pump();
-    pthread_mutex_unlock(&aclsim__tdt_lock);
-    if (failed)
-        return aclsim__fail(oom ? ACL_ERROR_BAD_ALLOC : ACL_ERROR_FAILURE, api,
-                            "%zu of %zu routes were not %s (their status says which); the "
-                            "first: %s", failed, l->n, bind ? "bound" : "unbound", first);
-    return ACL_SUCCESS;
-}
-
-aclError acltdtBindQueueRoutes(acltdtQueueRouteList *qRouteList)
-{
-    return apply_routes(qRouteList, true, "acltdtBindQueueRoutes");
-}
-
-aclError acltdtUnbindQueueRoutes(acltdtQueueRouteList *qRouteList)
-{
-    return apply_routes(qRouteList, false, "acltdtUnbindQueueRoutes");
-}
-
-aclError acltdtQueryQueueRoutes(const acltdtQueueRouteQueryInfo *queryInfo,
-                                acltdtQueueRouteList *qRouteList)
-{
-    static const char api[] = "acltdtQueryQueueRoutes";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!qRouteList)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "qRouteList is NULL");
-    if (!queryInfo)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "queryInfo is NULL");
-    qRouteList->n = 0;   /* as CANN: cleared before the checks */
-    if (!queryInfo->has_mode)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "queryInfo has no mode: set ACL_TDT_QUEUE_ROUTE_QUERY_MODE_ENUM with "
-                            "acltdtSetQueueRouteQueryInfo");
-    bool want_src = false, want_dst = false;
-    switch (queryInfo->mode) {
-    case ACL_TDT_QUEUE_ROUTE_QUERY_SRC: want_src = true; break;
-    case ACL_TDT_QUEUE_ROUTE_QUERY_DST: want_dst = true; break;
-    case ACL_TDT_QUEUE_ROUTE_QUERY_SRC_AND_DST: want_src = want_dst = true; break;
-    case ACL_TDT_QUEUE_ROUTE_QUERY_ABNORMAL: break;
-    default:
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "mode %d is invalid: ACL_TDT_QUEUE_ROUTE_QUERY_SRC, _DST, "
-                            "_SRC_AND_DST or _ABNORMAL", (int)queryInfo->mode);
-    }
-    if ((want_src && !queryInfo->has_src) || (want_dst && !queryInfo->has_dst))
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "the mode queries by %s queue, but queryInfo has no %s id: set it with "
-                            "acltdtSetQueueRouteQueryInfo",
-                            want_src && want_dst ? "source and destination"
-                            : want_src           ? "source" : "destination",
-                            want_src && !queryInfo->has_src ? "source" : "destination");
-    int32_t device = -1;
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    if (!err)
-        err = current_device(api, &device);
-    if (err)
-        return err;
-    if (queryInfo->mode == ACL_TDT_QUEUE_ROUTE_QUERY_ABNORMAL)
-        return ACL_SUCCESS;   /* a bound route never becomes abnormal here (docs/tdt.md) */
-    pthread_mutex_lock(&aclsim__tdt_lock);
-    for (size_t i = 0; i < nroutes && !err; i++) {
-        const struct route *r = &routes[i];
-        if (r->device != device || (want_src && r->src != queryInfo->srcId) ||
-            (want_dst && r->dst != queryInfo->dstId))
-            continue;
-        if (!list_push(qRouteList, (acltdtQueueRoute){r->src, r->dst, ACL_TDT_QUEUE_ROUTE_BIND}))
-            err = ACL_ERROR_BAD_ALLOC;
-    }
-    pthread_mutex_unlock(&aclsim__tdt_lock);
-    if (err) {
-        qRouteList->n = 0;
-        return aclsim__fail(err, api, "out of memory");
-    }
-    return ACL_SUCCESS;
-}
-
 /* ---- lifetime ------------------------------------------------------------------- */
 
 static void drop_queues(int32_t device, const char *why_fmt)
 {
-    for (struct aclsim__tdtq **p = &queues; *p;) {
+    for (struct aclsim__tdtq **p = &aclsim__tdt_queues; *p;) {
         struct aclsim__tdtq *q = *p;
         if (device >= 0 && q->device != device) {
             p = &q->next;
             continue;
         }
         *p = q->next;
-        for (size_t i = 0; i < nroutes;)
-            if (routes[i].device == q->device && (routes[i].src == q->qid || routes[i].dst == q->qid))
-                routes[i] = routes[--nroutes];
-            else
-                i++;
+        aclsim__tdt_routes_drop(q);
         char why[256];
         snprintf(why, sizeof why, why_fmt, q->qid, (int)q->device);
         aclsim__tdtq_kill_locked(q, ACL_ERROR_FAILURE, why);
@@ -1071,9 +555,7 @@ void aclsim__tdt_finalize(void)
     pthread_mutex_lock(&aclsim__tdt_lock);
     finalized_session = aclsim__tdt_session();
     drop_queues(-1, "queue %u (device %d) was destroyed by aclFinalize");
-    free(routes);
-    routes = NULL;
-    nroutes = cap_routes = 0;
+    aclsim__tdt_routes_free();
     next_qid = 1;
     aclsim__tdt_channels_finalize_locked();
     pthread_mutex_unlock(&aclsim__tdt_lock);
@@ -1097,19 +579,17 @@ void aclsim__tdt_forget_after_fork(void)
     /* No thread of the parent exists here: nobody waits on any queue. */
     pthread_mutex_init(&aclsim__tdt_lock, NULL);
     pthread_cond_init(&left, NULL);
-    for (struct aclsim__tdtq *q = queues; q;) {
+    for (struct aclsim__tdtq *q = aclsim__tdt_queues; q;) {
         struct aclsim__tdtq *next = q->next;
         q->waiters = 0;
         pthread_cond_init(&q->changed, NULL);
         aclsim__tdtq_free(q);
         q = next;
     }
-    queues = NULL;
+    aclsim__tdt_queues = NULL;
     waiting = NULL;
     memset(closing, 0, sizeof closing);
-    free(routes);
-    routes = NULL;
-    nroutes = cap_routes = 0;
+    aclsim__tdt_routes_free();
     next_qid = 1;
     aclsim__tdt_channels_forget_after_fork();
     aclsim__mbufs_forget_after_fork();

@@ -1,6 +1,7 @@
 /*
- * Data transmission internals shared by tdt-queue.c (shared queues, routes),
- * tdt-channel.c (tensor channels) and tdt-data.c (data items, datasets).
+ * Data transmission internals shared by tdt-queue.c (the queue, shared
+ * queues), tdt-route.c (queue attributes, routes), tdt-channel.c (tensor
+ * channels), tdt-data.c (data items, datasets) and mbuf.c (shared buffers).
  *
  * A queue (struct aclsim__tdtq) is a bounded FIFO of messages. Everything
  * about queues, routes and channels is guarded by one lock, aclsim__tdt_lock
@@ -90,6 +91,31 @@ aclError aclsim__tdt_copy(const char *api, const char *name, void *dst, const vo
                           bool into_user);
 /* 100000 unless timeout is -1 or >= 0. */
 aclError aclsim__tdt_check_timeout(int32_t timeout, const char *api);
+
+/* tdt-queue.c, tdt_lock held: the shared queues (by qid), the one of qid on a
+ * device (or NULL), and appending m to q / taking q's head (there is one),
+ * which wake q's waiters. */
+extern struct aclsim__tdtq *aclsim__tdt_queues;
+struct aclsim__tdtq *aclsim__tdtq_find(int32_t device, uint32_t qid);
+void aclsim__tdtq_append(struct aclsim__tdtq *q, struct aclsim__tdt_msg *m);
+struct aclsim__tdt_msg *aclsim__tdtq_pop(struct aclsim__tdtq *q);
+/* The calling thread's current device (107002 without a context). */
+aclError aclsim__tdt_current_device(const char *api, int32_t *device);
+
+/* tdt-route.c: queue attributes (acltdtCreateQueue reads them), and the
+ * routes bound between shared queues (tdt_lock held): whether any is bound,
+ * forwarding messages along them while any can move, whether q has any, and
+ * dropping those of q / all of them. */
+struct tagMemQueueAttr {
+    char name[ACLSIM_TDT_NAME_MAX];
+    uint32_t depth;
+};
+#define ACLSIM_TDT_DEPTH_DEFAULT 8u   /* CANN's default queue depth */
+bool aclsim__tdt_has_routes(void);
+void aclsim__tdt_pump(void);
+bool aclsim__tdt_routed(const struct aclsim__tdtq *q);
+void aclsim__tdt_routes_drop(const struct aclsim__tdtq *q);
+void aclsim__tdt_routes_free(void);
 
 /* tdt-data.c: a dataset as one message, and back (into an empty dataset,
  * whose items then own their data). */

@@ -382,39 +382,46 @@ static void summary_copy(const char *label, const char *dir, size_t bytes, uint6
                          int32_t device);
 static void summary_kernel(const char *name, uint32_t blocks, uint64_t ns);
 
-/* Notifies have no record sequence numbers: the tracer remembers, per
- * notify, the arrow of its latest record, for the waits it releases (a
- * small table; a collision forgets an arrow, nothing else). */
+/* Notifies have no record sequence numbers, and a wait released by a record
+ * can finish (and be traced) before that record's task is traced. So the
+ * tracer counts, per notify, the records and the waits it traced: the k-th
+ * wait's arrow is the k-th record's, whichever is traced first. Records that
+ * one wait consumed together (a notify is a flag: two records, one wait)
+ * make the wait skip ahead to the latest record. A small table; a collision
+ * restarts the counts, which can misplace an arrow, nothing else. */
 #define NOTIFY_SLOTS 256
 static pthread_mutex_t notify_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { const void *obj; uint64_t flow; } notify_flows[NOTIFY_SLOTS];
-static uint64_t notify_records;
+static struct { const void *obj; uint64_t records, waits; } notify_flows[NOTIFY_SLOTS];
 
 static size_t notify_slot(const void *obj)
 {
-    return (size_t)(((uintptr_t)obj >> 4) * 0x9E3779B97F4A7C15ull >> 56) % NOTIFY_SLOTS;
+    size_t i = (size_t)(((uintptr_t)obj >> 4) * 0x9E3779B97F4A7C15ull >> 56) % NOTIFY_SLOTS;
+    if (notify_flows[i].obj != obj) {
+        notify_flows[i].obj = obj;
+        notify_flows[i].records = notify_flows[i].waits = 0;
+    }
+    return i;
 }
 
 /* A record of notify obj: its arrow's id. */
 static uint64_t notify_recorded(const void *obj)
 {
     pthread_mutex_lock(&notify_lock);
-    size_t i = notify_slot(obj);
-    uint64_t id = flow_id((uintptr_t)obj, ++notify_records, 11);
-    notify_flows[i].obj = obj;
-    notify_flows[i].flow = id;
+    uint64_t k = ++notify_flows[notify_slot(obj)].records;
     pthread_mutex_unlock(&notify_lock);
-    return id;
+    return flow_id((uintptr_t)obj, k, 11);
 }
 
-/* A wait on notify obj passed: the arrow of its latest record, or 0. */
+/* A wait on notify obj passed: the arrow of the record that released it. */
 static uint64_t notify_released(const void *obj)
 {
     pthread_mutex_lock(&notify_lock);
     size_t i = notify_slot(obj);
-    uint64_t id = notify_flows[i].obj == obj ? notify_flows[i].flow : 0;
+    uint64_t k = ++notify_flows[i].waits;
+    if (k < notify_flows[i].records)
+        k = notify_flows[i].waits = notify_flows[i].records;
     pthread_mutex_unlock(&notify_lock);
-    return id;
+    return flow_id((uintptr_t)obj, k, 11);
 }
 
 static bool is_notify(const struct aclsim__task *t)
@@ -486,9 +493,9 @@ void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, 
         f.cat = CAT_FLOW_NOTIFY;
         f.value = notify_recorded(t->u.sync.obj);
         push(&f);
-    } else if (t->kind == ACLSIM_TASK_WAIT && is_notify(t) &&
-               (f.value = notify_released(t->u.sync.obj))) {
+    } else if (t->kind == ACLSIM_TASK_WAIT && is_notify(t)) {
         f.ph = PH_FLOW_IN;
+        f.value = notify_released(t->u.sync.obj);
         f.cat = CAT_FLOW_NOTIFY;
         push(&f);
     }
