@@ -263,23 +263,33 @@ static int task_accesses(const struct aclsim__task *t, const void **p, size_t *n
 /* ---- kernel against kernel --------------------------------------------------------- */
 
 /* A kernel in a pair, or one that ended and could still join one (until its
- * stream counts it completed). refs: pairs holding it. */
+ * stream counts it completed), or a copy's read in a pair. Found by its
+ * stream and sequence number (a hash); its pairs are listed with it, so
+ * that a kernel's end looks at its own pairs only. */
+struct kpair;
 struct krec {
-    struct krec *next;
+    struct krec *next;           /* in its bucket */
     struct access info;          /* who (s, seq, names for the report) */
-    bool done;                   /* ended; r holds its layer accesses */
-    unsigned refs;
+    bool done;                   /* ended (or a copy); r holds its accesses */
     struct aclsim__gm_range *r;
     size_t n;
+    struct kpair **pairs;        /* the pairs it is in */
+    unsigned npairs, cap;
 };
 struct kpair {
-    struct kpair *next;
     struct krec *x, *y;
     struct aclsim__alloc a;      /* the allocation both use */
     int32_t device;
 };
-static struct krec *krecs;
-static struct kpair *kpairs;
+#define KBUCKETS 4096u
+static struct krec *kbuckets[KBUCKETS];
+static size_t nkrecs, tidy_at = 64;   /* records kept; the count at which to tidy next */
+
+static struct krec **kbucket(const struct aclsim__stream *s, uint64_t seq)
+{
+    uint64_t h = ((uintptr_t)s >> 6) * 0x9E3779B97F4A7C15ull ^ seq * 0xC2B2AE3D27D4EB4Full;
+    return &kbuckets[(h >> 40) & (KBUCKETS - 1)];
+}
 
 static bool counted(const struct access *a)
 {
@@ -288,7 +298,8 @@ static bool counted(const struct access *a)
 
 static struct krec *krec_of(const struct access *who, bool create)
 {
-    for (struct krec *k = krecs; k; k = k->next)
+    struct krec **b = kbucket(who->s, who->seq);
+    for (struct krec *k = *b; k; k = k->next)
         if (k->info.s == who->s && k->info.seq == who->seq)
             return k;
     struct krec *k = create ? calloc(1, sizeof *k) : NULL;
@@ -304,10 +315,41 @@ static struct krec *krec_of(const struct access *who, bool create)
     }
     if (k) {
         k->info = *who;
-        k->next = krecs;
-        krecs = k;
+        k->next = *b;
+        *b = k;
+        nkrecs++;
     }
     return k;
+}
+
+static bool link_pair(struct krec *k, struct kpair *p)
+{
+    if (k->npairs == k->cap) {
+        unsigned cap = k->cap ? k->cap * 2 : 4;
+        struct kpair **n = realloc(k->pairs, cap * sizeof *n);
+        if (!n)
+            return false;
+        k->pairs = n;
+        k->cap = cap;
+    }
+    k->pairs[k->npairs++] = p;
+    return true;
+}
+
+static void unlink_pair(struct krec *k, const struct kpair *p)
+{
+    for (unsigned i = 0; i < k->npairs; i++)
+        if (k->pairs[i] == p) {
+            k->pairs[i] = k->pairs[--k->npairs];
+            return;
+        }
+}
+
+static void pair_drop(struct kpair *p)
+{
+    unlink_pair(p->x, p);
+    unlink_pair(p->y, p);
+    free(p);
 }
 
 static bool kernels_conflict(const struct krec *k, const struct krec *o, uintptr_t lo,
@@ -328,49 +370,73 @@ static bool pair_add(const struct access *x, const struct access *y, const struc
         uint8_t yh;
         return kernels_conflict(kx, ky, a->addr, a->addr + a->size, &clo, &chi, kernel_how, &yh);
     }
-    for (struct kpair *p = kpairs; p; p = p->next)
-        if (p->a.addr == a->addr && ((p->x == kx && p->y == ky) || (p->x == ky && p->y == kx)))
+    for (unsigned i = 0; i < kx->npairs; i++) {
+        const struct kpair *p = kx->pairs[i];
+        if (p->a.addr == a->addr && (p->x == ky || p->y == ky))
             return false;
+    }
     struct kpair *p = calloc(1, sizeof *p);
     if (!p)
         return false;
-    *p = (struct kpair){kpairs, kx, ky, *a, device};
-    kpairs = p;
-    kx->refs++;
-    ky->refs++;
+    *p = (struct kpair){kx, ky, *a, device};
+    if (!link_pair(kx, p)) {
+        free(p);
+        return false;
+    }
+    if (!link_pair(ky, p)) {
+        unlink_pair(kx, p);
+        free(p);
+    }
     return false;
 }
 
-static void pair_drop(struct kpair **pp)
-{
-    struct kpair *p = *pp;
-    *pp = p->next;
-    p->x->refs--;
-    p->y->refs--;
-    free(p);
-}
-
-/* Drops pairs with a kernel that will never end (discarded: counted
- * without having run) and kernels no pair holds that no new pair can take. */
+/* Drops the pairs of kernels that will never end (discarded: counted
+ * without having run), then the records no pair holds that no new pair can
+ * take. Amortised: when the records have doubled since the last time. */
 static void kernels_tidy(void)
 {
-    for (struct kpair **pp = &kpairs; *pp;) {
-        const struct kpair *p = *pp;
-        if ((!p->x->done && counted(&p->x->info)) || (!p->y->done && counted(&p->y->info)))
-            pair_drop(pp);
-        else
-            pp = &(*pp)->next;
-    }
-    for (struct krec **kp = &krecs; *kp;) {
-        struct krec *k = *kp;
-        if (!k->refs && counted(&k->info)) {
-            *kp = k->next;
-            free(k->r);
-            free(k);
-        } else {
-            kp = &k->next;
+    if (nkrecs < tidy_at)
+        return;
+    for (size_t b = 0; b < KBUCKETS; b++)
+        for (struct krec *k = kbuckets[b]; k; k = k->next)
+            if (!k->done && counted(&k->info))
+                while (k->npairs)
+                    pair_drop(k->pairs[0]);
+    for (size_t b = 0; b < KBUCKETS; b++)
+        for (struct krec **kp = &kbuckets[b]; *kp;) {
+            struct krec *k = *kp;
+            if (!k->npairs && counted(&k->info)) {
+                *kp = k->next;
+                free(k->r);
+                free(k->pairs);
+                free(k);
+                nkrecs--;
+            } else {
+                kp = &k->next;
+            }
         }
+    tidy_at = nkrecs * 2 > 64 ? nkrecs * 2 : 64;
+}
+
+/* Forgets every record and pair (finalize; after fork the parent's are
+ * dropped without freeing). */
+static void kernels_forget(bool free_them)
+{
+    for (size_t b = 0; b < KBUCKETS; b++) {
+        while (free_them && kbuckets[b]) {
+            struct krec *k = kbuckets[b];
+            kbuckets[b] = k->next;
+            for (unsigned i = 0; i < k->npairs; i++)
+                if (k->pairs[i]->x == k)   /* (each pair freed once, by its x) */
+                    free(k->pairs[i]);
+            free(k->r);
+            free(k->pairs);
+            free(k);
+        }
+        kbuckets[b] = NULL;
     }
+    nkrecs = 0;
+    tidy_at = 64;
 }
 
 /* k's accesses inside [lo, hi): the layer's, or the whole range (USE) when
@@ -438,11 +504,11 @@ bool aclsim__check_race_kernel(struct aclsim__stream *s, const struct aclsim__ta
         k->r = copy;
         k->n = copy ? n : 0;
         copy = NULL;
-        for (struct kpair **pp = &kpairs; *pp;) {
-            struct kpair *p = *pp;
-            struct krec *o = p->x == k ? p->y : p->y == k ? p->x : NULL;
-            if (!o || !o->done) {   /* not ours, or the other one still runs */
-                pp = &p->next;
+        for (unsigned i = 0; i < k->npairs;) {
+            struct kpair *p = k->pairs[i];
+            struct krec *o = p->x == k ? p->y : p->x;
+            if (!o->done) {   /* the other one still runs: it compares */
+                i++;
                 continue;
             }
             if (!raced && kernels_conflict(k, o, p->a.addr, p->a.addr + p->a.size, &clo, &chi,
@@ -452,7 +518,7 @@ bool aclsim__check_race_kernel(struct aclsim__stream *s, const struct aclsim__ta
                 other.how = oh;
                 found = *p;
             }
-            pair_drop(pp);
+            pair_drop(p);   /* (k->pairs[i] is another one now) */
         }
     }
     kernels_tidy();
@@ -593,14 +659,7 @@ void aclsim__check_race_finalize(void)
             free(x);
         }
     }
-    while (kpairs)
-        pair_drop(&kpairs);
-    while (krecs) {
-        struct krec *k = krecs;
-        krecs = k->next;
-        free(k->r);
-        free(k);
-    }
+    kernels_forget(true);
     gone_cursor = 0;
     pthread_mutex_unlock(&race_lock);
 }
@@ -612,8 +671,7 @@ void aclsim__check_race_forget_after_fork(void)
     memset(streams, 0, sizeof streams);
     memset(snaps, 0, sizeof snaps);
     memset(mems, 0, sizeof mems);
-    kpairs = NULL;
-    krecs = NULL;
+    kernels_forget(false);
     gone_cursor = 0;
     pthread_mutex_init(&race_lock, NULL);
 }
