@@ -181,6 +181,7 @@ struct aclsim__config {
     bool profile;
     bool serial_blocks;                      /* ACLSIM_BLOCK_ORDER=serial (kernel.c) */
     unsigned check;                          /* ACLSIM_CHECK: detectors (check.c) */
+    bool check_stop;                         /* ACLSIM_CHECK_STOP: abort at the first report */
 };
 
 
@@ -688,6 +689,10 @@ struct aclsim__task {
      * waiting for its task tells one that ran from one discarded by an abort,
      * force reset or aclFinalize. */
     atomic_bool *ran;
+    /* Set by the checker when aclsim__submit counted the task's memory uses
+     * (check.c); only such a task gives them back when it is released. A task
+     * recorded by a capture, or dropped before it was queued, never was. */
+    bool check_counted;
     union {
         struct { void *dst; const void *src; } copy;
         /* bytes = width * height; copy.c */
@@ -1450,7 +1455,11 @@ static inline unsigned aclsim__checking(void)
  * *unsupported if it names a detector this version does not implement). */
 bool aclsim__check_parse(const char *text, unsigned *mask, char *bad, size_t bad_len,
                          bool *unsupported);
-void aclsim__check_start(unsigned mask);   /* aclInit */
+/* aclInit: the detectors, and whether the first report ends the process
+ * (ACLSIM_CHECK_STOP: aclsim__check_stop_now, abort()). */
+void aclsim__check_start(unsigned mask, bool stop);
+extern bool aclsim__check_stop;
+void aclsim__check_stop_now(void);
 void aclsim__check_finalize(void);         /* aclFinalize: forgets everything */
 /* The allocation call site, for the next heap allocation by this thread:
  * set by the public allocation functions (ACLSIM_CHECK_SITE), consumed by
@@ -1501,8 +1510,16 @@ aclError aclsim__check_copy_sync(const char *api, const void *src, size_t n);
  * hook before a task runs (copies through the alias; uninit); whether a
  * task kind runs through the alias. */
 void aclsim__check_host_start(void);
-int aclsim__check_protect(uintptr_t start, size_t len, const char *report);
+int aclsim__check_protect(uintptr_t start, size_t len, const char *report, const void *stream);
 void aclsim__check_unprotect(int slot);
+/* The one stream whose pending tasks use a protected range (NULL: several):
+ * host code running in that stream's order (a host function, a kernel's
+ * block) may touch the range; the handler lends it the pages. Whether any
+ * range is lent, and protecting lent ranges again (under check.c's use
+ * lock, after a piece of user code finished). */
+void aclsim__check_protect_stream(int slot, const void *stream);
+bool aclsim__check_lent(void);
+void aclsim__check_reprotect(void);
 void *aclsim__check_alias(const void *p);
 const void *aclsim__check_unalias(const void *p);
 void aclsim__check_task_run(struct aclsim__stream *s, struct aclsim__task *t);
@@ -1527,9 +1544,25 @@ const char *aclsim__check_task_name(uint8_t kind);
 void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id, char *buf,
                                size_t len);
 /* stream.c, s->lock held, t queued: counts t's uses of allocations. */
-void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t);
+void aclsim__check_submitted(struct aclsim__stream *s, struct aclsim__task *t);
 /* executor.c: t ran or was discarded: its uses end (deferred frees happen). */
 void aclsim__check_released(const struct aclsim__task *t);
+/* vmm.c, the ranges lock held for writing: api gives back (noun "unmap",
+ * verb "unmaps"; "release"; "free") what, whose mapping at base queued work
+ * may still use. True if it does: the caller defers the operation until
+ * aclsim__vmm_unmap_deferred; *err is the report's code (207002) with
+ * free-pending, ACL_SUCCESS without. Whether work still uses the mapping at
+ * base (queued since the unmap was deferred: the unmap waits for it too). */
+bool aclsim__check_unmap(const char *api, const char *noun, const char *verb, uintptr_t base,
+                         const char *what, aclError *err);
+bool aclsim__check_still_used(uintptr_t base);
+/* vmm.c, for the checker: calls fn(base, size, arg) for each mapping that
+ * [p, p + n) overlaps (deferred unmaps included), the ranges lock held for
+ * reading; the deferred unmap of the mapping at base, done now unless work
+ * uses it again (takes the lock for writing: no checker lock held). */
+void aclsim__vmm_each_mapping(const void *p, size_t n,
+                              void (*fn)(uintptr_t base, size_t size, void *arg), void *arg);
+void aclsim__vmm_unmap_deferred(uintptr_t base);
 /* executor.c: runs kernel task t (aclsim__execute_kernel) with the checks:
  * stale arguments (the kernel does not run), guard zones after each block. */
 aclError aclsim__check_kernel(struct aclsim__stream *s, struct aclsim__task *t,

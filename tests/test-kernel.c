@@ -892,9 +892,12 @@ static void test_launch_ordered_in_stream(void **state)
     EXPECT_OK(aclrtLaunchKernel(f, 8, &packed, sizeof packed, s));           /* -2x + 5 */
     EXPECT_OK(aclrtLaunchKernelWithArgsArray(f, 4, s, NULL, args1));        /* first 4: 3x + 1 */
     EXPECT_OK(aclrtMemcpyAsync(out, 32, dev, 32, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    /* Blocked: nothing ran. (A read of page-locked buffers that queued copies
+     * still write, on purpose: what the checker's early-host-access detector
+     * reports, so the probe is left out when that detector is on.) */
     bool ran_early = false;
-    for (int i = 0; i < 8; i++)
-        ran_early |= out[i] != -1 || mid[i] != -1;   /* blocked: nothing ran */
+    for (int i = 0; i < 8 && !checking_early_host_access(); i++)
+        ran_early |= out[i] != -1 || mid[i] != -1;
     blocker_release(&blk);
     EXPECT_OK(aclrtSynchronizeStream(s));
     assert_false(ran_early);

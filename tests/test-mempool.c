@@ -369,7 +369,10 @@ static void test_free_is_stream_ordered(void **state)
     EXPECT_OK(aclrtSynchronizeStream(t));
     EXPECT_OK(aclrtMemPoolTrimTo(pool, 0));
     assert_int_equal(attr64(pool, ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT), B2);
-    assert_int_equal(*got_a, 0);   /* nothing on s ran yet */
+    /* Nothing on s ran yet. (An early read on purpose: what the checker's
+     * early-host-access detector reports, so left out when it is on.) */
+    if (!checking_early_host_access())
+        assert_int_equal(*got_a, 0);
     blocker_release(&blk);
     EXPECT_OK(aclrtSynchronizeStream(s));
     assert_false(blocker_timed_out(&blk));

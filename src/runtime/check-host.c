@@ -11,11 +11,19 @@
  * the executor runs those tasks through the alias (aclsim__check_task_run).
  * A host access then faults: the SIGSEGV handler writes the report prepared
  * when the pages were protected (the buffer and the pending task), makes the
- * pages accessible again and returns, so the program goes on.
+ * pages accessible again and returns, so the program goes on (or, with
+ * ACLSIM_CHECK_STOP, ends it with abort()).
+ *
+ * Host code that runs in the stream -- a host function, a kernel's block --
+ * is ordered after the tasks queued before it and before those queued after
+ * it: when every pending task using the buffer is on that stream, its access
+ * is not early. The handler then lends the pages to that stream (makes them
+ * accessible, no report); they are protected again when the next piece of
+ * user code queued on any stream has finished (aclsim__check_reprotect).
  *
  * The handler only reads the table of protected ranges (atomics) and calls
- * write(2) and mprotect; a fault elsewhere goes to the handler that was
- * installed before (or the default action).
+ * write(2), mprotect and abort; a fault elsewhere goes to the handler that
+ * was installed before (or the default action).
  */
 #include "internal.h"
 
@@ -30,8 +38,12 @@ static struct protected_range {
     _Atomic uintptr_t start;   /* 0: free */
     uintptr_t end;
     atomic_bool reported;
+    /* The one stream whose pending tasks use the range (NULL: several), and
+     * the stream it is lent to (its pages accessible without a report). */
+    _Atomic(const void *) stream, lent;
     char report[640];
 } ranges[SLOTS];
+static atomic_int lent_count;   /* ranges lent: aclsim__check_reprotect has work */
 
 static struct sigaction previous;
 /* Faults in page-locked memory not (or no longer) in the table that this
@@ -45,9 +57,22 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
     for (int i = 0; i < SLOTS; i++) {
         uintptr_t start = atomic_load_explicit(&ranges[i].start, memory_order_acquire);
         if (start && p >= start && p < ranges[i].end) {
+            const void *own = atomic_load_explicit(&ranges[i].stream, memory_order_acquire);
+            if (own && own == (const void *)aclsim__tls_stream) {
+                /* In stream order: lent to the stream (accessible first, then
+                 * marked, so that a re-protection never misses it). */
+                mprotect((void *)start, ranges[i].end - start, PROT_READ | PROT_WRITE);
+                const void *none = NULL;
+                if (atomic_compare_exchange_strong(&ranges[i].lent, &none, own))
+                    atomic_fetch_add(&lent_count, 1);
+                retries = 0;
+                return;
+            }
             if (!atomic_exchange(&ranges[i].reported, true)) {
                 ssize_t r = write(2, ranges[i].report, strlen(ranges[i].report));
                 (void)r;
+                if (aclsim__check_stop)
+                    aclsim__check_stop_now();
             }
             mprotect((void *)start, ranges[i].end - start, PROT_READ | PROT_WRITE);
             retries = 0;
@@ -96,7 +121,7 @@ void aclsim__check_host_start(void)
     install();
 }
 
-int aclsim__check_protect(uintptr_t start, size_t len, const char *report)
+int aclsim__check_protect(uintptr_t start, size_t len, const char *report, const void *stream)
 {
     for (int i = 0; i < SLOTS; i++) {
         uintptr_t none = 0;
@@ -106,6 +131,9 @@ int aclsim__check_protect(uintptr_t start, size_t len, const char *report)
         snprintf(ranges[i].report, sizeof ranges[i].report, "aclsim check: early-host-access: %s\n",
                  report);
         atomic_store(&ranges[i].reported, false);
+        atomic_store(&ranges[i].stream, stream);
+        if (atomic_exchange(&ranges[i].lent, NULL))
+            atomic_fetch_sub(&lent_count, 1);
         if (!atomic_compare_exchange_strong(&ranges[i].start, &none, start))
             continue;
         install();
@@ -113,6 +141,29 @@ int aclsim__check_protect(uintptr_t start, size_t len, const char *report)
         return i;
     }
     return -1;   /* (more buffers pending at once than slots: that one is unchecked) */
+}
+
+void aclsim__check_protect_stream(int slot, const void *stream)
+{
+    atomic_store(&ranges[slot].stream, stream);
+}
+
+bool aclsim__check_lent(void)
+{
+    return atomic_load_explicit(&lent_count, memory_order_relaxed) > 0;
+}
+
+void aclsim__check_reprotect(void)
+{
+    for (int i = 0; i < SLOTS && atomic_load(&lent_count) > 0; i++) {
+        /* (Unmarked first: a fault after the protection lends it again.) */
+        if (!atomic_exchange(&ranges[i].lent, NULL))
+            continue;
+        atomic_fetch_sub(&lent_count, 1);
+        uintptr_t start = atomic_load(&ranges[i].start);
+        if (start)
+            mprotect((void *)start, ranges[i].end - start, PROT_NONE);
+    }
 }
 
 void aclsim__check_unprotect(int slot)

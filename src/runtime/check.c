@@ -10,12 +10,16 @@
  * fit (a freed address is not handed out again soon, so a stale pointer still
  * points at nothing live and can be named), and calls aclsim__check_forget
  * for each allocation that goes away. aclsim__submit counts each queued
- * task's uses of allocations, task_release ends them; aclrtFree/FreeHost
- * defer a free while uses remain.
+ * task's uses of allocations and of mappings of virtual memory,
+ * task_release ends them; aclrtFree/FreeHost defer a free while uses remain,
+ * vmm.c an unmap (aclsim__check_unmap). aclsim__check_print prints every
+ * report and, with ACLSIM_CHECK_STOP, ends the process.
  *
- * Locks: use_lock, then a heap's lock, then history_lock (a leaf). Nothing
- * here calls dladdr (which takes the loader's lock, and dlclose holds that
- * lock while it frees into heaps) with a heap lock held.
+ * Locks: (vmm.c's ranges lock, then) use_lock, then a heap's lock, then
+ * history_lock (a leaf). Nothing here calls dladdr (which takes the loader's
+ * lock, and dlclose holds that lock while it frees into heaps) with a heap
+ * lock held; vmm.c's lock is taken for writing only with no lock of this
+ * file held (aclsim__vmm_unmap_deferred).
  */
 #include "internal.h"
 
@@ -23,8 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 unsigned aclsim__check_mask;
+bool aclsim__check_stop;
 _Thread_local const char *aclsim__tls_site_api;
 _Thread_local const void *aclsim__tls_site;
 
@@ -48,11 +54,7 @@ bool aclsim__check_parse(const char *text, unsigned *mask, char *bad, size_t bad
     *mask = 0;
     if (!strcmp(text, "0"))
         return true;
-    if (!strcmp(text, "1")) {   /* all but early-host-access (docs/checker.md) */
-        *mask = IMPLEMENTED & ~ACLSIM_CHECK_EARLY_HOST;
-        return true;
-    }
-    if (!strcmp(text, "all")) {
+    if (!strcmp(text, "1") || !strcmp(text, "all")) {   /* every detector */
         *mask = IMPLEMENTED;
         return true;
     }
@@ -140,6 +142,20 @@ void aclsim__check_describe_alloc(const struct aclsim__alloc *a, int device, cha
 void aclsim__check_print(const char *detector, const char *text)
 {
     fprintf(stderr, "aclsim check: %s: %s\n", detector, text);
+    if (aclsim__check_stop)
+        aclsim__check_stop_now();
+}
+
+/* ACLSIM_CHECK_STOP: the first report ends the process. Async-signal-safe
+ * (check-host.c's SIGSEGV handler calls it): abort() leaves a core dump, and
+ * a debugger stops at the culprit. */
+void aclsim__check_stop_now(void)
+{
+    static const char msg[] = "aclsim: stopping at the first checker report (ACLSIM_CHECK_STOP): "
+                              "abort()\n";
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+    abort();
 }
 
 /* ---- the record of allocations that went away ------------------------------ */
@@ -309,14 +325,15 @@ aclError aclsim__check_devices(const char *api, const void *dst, struct aclsim__
 
 /* ---- free-pending: queued work still using an allocation ---------------------- */
 
-/* An allocation with queued work on it: how many tasks, the latest of them,
- * and whether its free waits for them. Under use_lock. */
+/* An allocation, or a mapping of reserved virtual memory, with queued work
+ * on it: how many tasks, the latest of them, and whether its free (unmap)
+ * waits for them. Under use_lock. */
 struct use {
     struct use *next;
     uintptr_t addr;
-    struct aclsim__heap *heap;
+    struct aclsim__heap *heap;   /* NULL: a mapping (vmm.c) */
     uint8_t kind;             /* enum aclsim__alloc_kind */
-    bool deferred;            /* freed: the free happens when pending drops to 0 */
+    bool deferred;            /* freed (unmapped): that happens when pending drops to 0 */
     uint32_t pending;
     /* The latest task, for the report. */
     uint8_t task_kind;
@@ -325,6 +342,9 @@ struct use {
     const char *label;
     const void *stream_handle;
     bool default_stream;
+    /* The stream of every pending task when they are all on one (NULL: on
+     * several): host code that stream runs is ordered with them. */
+    const struct aclsim__stream *only;
     /* early-host-access (check-host.c), page-locked memory: pending tasks
      * that run through the alias (copies, memsets) and others, and the slot
      * of its protected pages (-1: not protected). */
@@ -343,38 +363,49 @@ static struct use **use_slot(uintptr_t addr)
     return u;
 }
 
-/* The device and page-locked pointers task t reads or writes (at most max). */
-static int task_refs(const struct aclsim__task *t, const void **out, int max)
+/* A pointer a task reads or writes, and how many bytes from there (0: not
+ * known, a kernel's argument). */
+struct ref {
+    const void *p;
+    size_t n;
+};
+
+/* The pointers task t reads or writes (at most max). */
+static int task_refs(const struct aclsim__task *t, struct ref *out, int max)
 {
     int n = 0;
     switch (t->kind) {
     case ACLSIM_TASK_COPY:
-        out[n++] = t->u.copy.dst;
-        out[n++] = t->u.copy.src;
+        out[n++] = (struct ref){t->u.copy.dst, t->bytes};
+        out[n++] = (struct ref){t->u.copy.src, t->bytes};
         break;
     case ACLSIM_TASK_MEMSET:
-        out[n++] = t->u.memset.dst;
+        out[n++] = (struct ref){t->u.memset.dst, t->bytes};
         break;
-    case ACLSIM_TASK_COPY2D:
-        out[n++] = t->u.copy2d.dst;
-        out[n++] = t->u.copy2d.src;
+    case ACLSIM_TASK_COPY2D: {
+        size_t w = t->u.copy2d.width, rows = w ? t->bytes / w : 0;
+        out[n++] = (struct ref){t->u.copy2d.dst, rows ? t->u.copy2d.dpitch * (rows - 1) + w : 0};
+        out[n++] = (struct ref){t->u.copy2d.src, rows ? t->u.copy2d.spitch * (rows - 1) + w : 0};
         break;
+    }
     case ACLSIM_TASK_MEMSET32:
-        out[n++] = t->u.memset32.dst;
+        out[n++] = (struct ref){t->u.memset32.dst, t->bytes};
         break;
     case ACLSIM_TASK_REDUCE:
-        out[n++] = t->u.reduce.dst;
-        out[n++] = t->u.reduce.src;
+        out[n++] = (struct ref){t->u.reduce.dst, t->bytes};
+        out[n++] = (struct ref){t->u.reduce.src, t->bytes};
         break;
     case ACLSIM_TASK_OVERFLOW:
-        out[n++] = t->u.overflow.dst;
+        out[n++] = (struct ref){t->u.overflow.dst, t->bytes};
         break;
     case ACLSIM_TASK_KERNEL: {
         const aclsimKernel *k = t->u.kernel.kernel;
         void *const *args = t->u.kernel.argbuf;
         for (uint32_t i = 0; args && i < k->num_params && n < max; i++)
-            if (k->param_size[i] == sizeof(void *))
-                memcpy(&out[n++], args[i], sizeof(void *));
+            if (k->param_size[i] == sizeof(void *)) {
+                memcpy(&out[n].p, args[i], sizeof(void *));
+                out[n++].n = 0;
+            }
         break;
     }
     default:
@@ -440,81 +471,178 @@ static void host_protection(struct use *u, size_t size)
                  "done, still uses it; synchronize the stream (or an event recorded after that "
                  "task) before touching the buffer", what, aclsim__check_task_name(u->task_kind),
                  u->task_id, stream, u->device);
-        u->slot = aclsim__check_protect(u->addr, (size + 4095) & ~(size_t)4095, report);
+        u->slot = aclsim__check_protect(u->addr, (size + 4095) & ~(size_t)4095, report, u->only);
+    } else if (want) {
+        aclsim__check_protect_stream(u->slot, u->only);
     } else if (!want && u->slot >= 0) {
         aclsim__check_unprotect(u->slot);
         u->slot = -1;
     }
 }
 
-void aclsim__check_submitted(struct aclsim__stream *s, const struct aclsim__task *t)
+/* A task's uses being counted (submitted: s, delta 1) or ended (released:
+ * delta -1), and the deferred unmaps that became due. */
+struct visit {
+    struct aclsim__stream *s;
+    const struct aclsim__task *t;
+    int delta;
+    int nunmap;
+    uintptr_t unmap[32];   /* (a task spanning more mappings leaves the rest mapped) */
+};
+
+/* Counts or ends v's use of the allocation or mapping at addr (size bytes).
+ * Under use_lock. */
+static void count_use(struct visit *v, uintptr_t addr, struct aclsim__heap *h, uint8_t kind,
+                      size_t size)
+{
+    const struct aclsim__task *t = v->t;
+    struct use **slot = use_slot(addr), *u = *slot;
+    if (v->delta > 0) {
+        if (!u && (u = calloc(1, sizeof *u))) {   /* not aclsim__calloc: not an API failure */
+            *u = (struct use){.addr = addr, .heap = h, .kind = kind, .slot = -1};
+            *slot = u;
+        }
+        if (!u)
+            return;
+        u->only = !u->pending || u->only == v->s ? v->s : NULL;
+        u->pending++;
+        if (aclsim__check_protectable(t->kind))
+            u->copies++;
+        else
+            u->others++;
+        u->task_kind = t->kind;
+        u->task_id = t->id;
+        u->stream_id = v->s->id;
+        u->device = v->s->device->id;
+        u->label = t->label;
+        u->stream_handle = v->s->handle;
+        u->default_stream = v->s->is_default;
+        if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST))
+            host_protection(u, size);
+        return;
+    }
+    if (u && u->pending) {
+        if (aclsim__check_protectable(t->kind))
+            u->copies -= u->copies > 0;
+        else
+            u->others -= u->others > 0;
+        u->pending--;
+        host_protection(u, size);   /* (unprotects when no longer wanted) */
+    }
+    if (u && !u->pending) {
+        *slot = u->next;
+        if (u->deferred && u->heap)   /* the free the program asked for, now that the work is done */
+            aclsim__heap_free(u->heap, (void *)u->addr, u->kind);
+        else if (u->deferred && v->nunmap < (int)(sizeof v->unmap / sizeof v->unmap[0]))
+            v->unmap[v->nunmap++] = u->addr;   /* (vmm.c's lock is taken after use_lock is dropped) */
+        free(u);
+    }
+}
+
+/* aclsim__vmm_each_mapping's callback (the ranges lock held: the mapping
+ * stays while its use is counted). */
+static void count_mapping(uintptr_t base, size_t size, void *arg)
+{
+    pthread_mutex_lock(&use_lock);
+    count_use(arg, base, NULL, 0, size);
+    pthread_mutex_unlock(&use_lock);
+}
+
+static void visit_task(struct visit *v)
+{
+    struct ref refs[16];
+    int n = task_refs(v->t, refs, 16);
+    for (int i = 0; i < n; i++) {
+        struct aclsim__alloc a;
+        struct aclsim__heap *h = alloc_of(refs[i].p, &a);
+        if (h) {
+            pthread_mutex_lock(&use_lock);
+            count_use(v, a.addr, h, a.kind, a.size);
+            pthread_mutex_unlock(&use_lock);
+        } else if (refs[i].p && atomic_load_explicit(&aclsim__ranges_count, memory_order_acquire)) {
+            aclsim__vmm_each_mapping(refs[i].p, refs[i].n ? refs[i].n : 1, count_mapping, v);
+        }
+    }
+}
+
+void aclsim__check_submitted(struct aclsim__stream *s, struct aclsim__task *t)
 {
     if (ACLSIM_CHECKING(ACLSIM_CHECK_RACE))   /* check-race.c */
         aclsim__check_race(s, t, atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1);
     if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
         return;
-    const void *refs[16];
-    int n = task_refs(t, refs, 16);
-    for (int i = 0; i < n; i++) {
-        struct aclsim__alloc a;
-        struct aclsim__heap *h = alloc_of(refs[i], &a);
-        if (!h)
-            continue;
-        pthread_mutex_lock(&use_lock);
-        struct use **slot = use_slot(a.addr);
-        struct use *u = *slot;
-        if (!u && (u = calloc(1, sizeof *u))) {   /* not aclsim__calloc: not an API failure */
-            *u = (struct use){.addr = a.addr, .heap = h, .kind = a.kind, .slot = -1};
-            *slot = u;
-        }
-        if (u) {
-            u->pending++;
-            if (aclsim__check_protectable(t->kind))
-                u->copies++;
-            else
-                u->others++;
-            u->task_kind = t->kind;
-            u->task_id = t->id;
-            u->stream_id = s->id;
-            u->device = s->device->id;
-            u->label = t->label;
-            u->stream_handle = s->handle;
-            u->default_stream = s->is_default;
-            if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST))
-                host_protection(u, a.size);
-        }
-        pthread_mutex_unlock(&use_lock);
-    }
+    struct visit v = {.s = s, .t = t, .delta = 1};
+    visit_task(&v);
+    t->check_counted = true;
 }
 
 void aclsim__check_released(const struct aclsim__task *t)
 {
-    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
+    /* Only what aclsim__check_submitted counted is given back: a captured
+     * task dropped with its model runtime instance never was queued. */
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST) || !t->check_counted)
         return;
-    const void *refs[16];
-    int n = task_refs(t, refs, 16);
-    for (int i = 0; i < n; i++) {
-        struct aclsim__alloc a;
-        if (!alloc_of(refs[i], &a))
-            continue;
+    /* Host code that ran in a stream's order may have been lent protected
+     * pages (check-host.c): protected again once it is done. */
+    if ((t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_CALLBACK ||
+         t->kind == ACLSIM_TASK_KERNEL) && aclsim__check_lent()) {
         pthread_mutex_lock(&use_lock);
-        struct use **slot = use_slot(a.addr), *u = *slot;
-        if (u && u->pending) {
-            if (aclsim__check_protectable(t->kind))
-                u->copies -= u->copies > 0;
-            else
-                u->others -= u->others > 0;
-            u->pending--;
-            host_protection(u, a.size);   /* (unprotects when no longer wanted) */
-        }
-        if (u && !u->pending) {
-            *slot = u->next;
-            if (u->deferred)   /* the free the program asked for, now that the work is done */
-                aclsim__heap_free(u->heap, (void *)u->addr, u->kind);
-            free(u);
-        }
+        aclsim__check_reprotect();
         pthread_mutex_unlock(&use_lock);
     }
+    struct visit v = {.t = t, .delta = -1};
+    visit_task(&v);
+    for (int i = 0; i < v.nunmap; i++)   /* unmaps deferred by aclsim__check_unmap */
+        aclsim__vmm_unmap_deferred(v.unmap[i]);
+}
+
+/* The report of api (noun: what it does, "free"; verb: "frees") giving back
+ * what while queued work, u, still uses it. */
+static void in_use_report(const char *api, const char *noun, const char *verb, const char *what,
+                          const struct use *u, char *text, size_t len)
+{
+    char stream[64];
+    aclsim__check_stream_name(u->default_stream, u->stream_handle, u->stream_id, stream,
+                              sizeof stream);
+    snprintf(text, len,
+             "%s of memory in use: %s %s %s while %u queued task(s) still use it, the latest "
+             "%s%s%s (task %u) on %s of device %d; the %s is deferred until they are done "
+             "(synchronize the stream, or record an event after the work and synchronize it, "
+             "before the %s)",
+             noun, api, verb, what, u->pending, aclsim__check_task_name(u->task_kind),
+             u->label ? " " : "", u->label ? u->label : "", u->task_id, stream, u->device, noun,
+             noun);
+}
+
+bool aclsim__check_unmap(const char *api, const char *noun, const char *verb, uintptr_t base,
+                         const char *what, aclError *err)
+{
+    *err = ACL_SUCCESS;
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
+        return false;
+    pthread_mutex_lock(&use_lock);
+    struct use *u = *use_slot(base);
+    struct use copy = u ? *u : (struct use){0};
+    if (u)
+        u->deferred = true;
+    pthread_mutex_unlock(&use_lock);
+    if (!u || !ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING))
+        return u != NULL;   /* (deferred without a report: early-host-access alone) */
+    char text[1200];
+    in_use_report(api, noun, verb, what, &copy, text, sizeof text);
+    aclsim__check_print("free-pending", text);
+    *err = aclsim__fail(ACL_ERROR_RT_MEMORY_FREE, api, "aclsim check: %s", text);
+    return true;
+}
+
+bool aclsim__check_still_used(uintptr_t base)
+{
+    pthread_mutex_lock(&use_lock);
+    struct use *u = *use_slot(base);
+    if (u)
+        u->deferred = true;   /* (work queued since: the unmap waits for it too) */
+    pthread_mutex_unlock(&use_lock);
+    return u != NULL;
 }
 
 static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kind,
@@ -566,9 +694,6 @@ static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kin
             return true;   /* deferred without a report */
         if (u) {
             aclsim__check_describe_alloc(&a, device, what, sizeof what);
-            char stream[64];
-            aclsim__check_stream_name(copy.default_stream, copy.stream_handle, copy.stream_id,
-                                      stream, sizeof stream);
             if (copy.deferred) {
                 snprintf(text, sizeof text,
                          "%p (%s) was already freed: that free waits for the queued work that "
@@ -577,14 +702,7 @@ static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kin
                 *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "aclsim check: %s", text);
                 return true;
             }
-            snprintf(text, sizeof text,
-                     "free of memory in use: %s frees %s while %u queued task(s) still use it, "
-                     "the latest %s%s%s (task %u) on %s of device %d; the free is deferred "
-                     "until they are done (synchronize the stream, or record an event after "
-                     "the work and synchronize it, before freeing)",
-                     api, what, copy.pending, aclsim__check_task_name(copy.task_kind),
-                     copy.label ? " " : "", copy.label ? copy.label : "", copy.task_id, stream,
-                     copy.device);
+            in_use_report(api, "free", "frees", what, &copy, text, sizeof text);
             aclsim__check_print("free-pending", text);
             aclError code = aclsim__fail(ACL_ERROR_RT_MEMORY_FREE, api, "aclsim check: %s", text);
             if (!*err)
@@ -595,8 +713,9 @@ static bool check_free(const char *api, struct aclsim__heap *h, void *p, int kin
     return aclsim__heap_free(h, p, kind);
 }
 
-void aclsim__check_start(unsigned mask)
+void aclsim__check_start(unsigned mask, bool stop)
 {
+    aclsim__check_stop = mask && stop;
     __atomic_store_n(&aclsim__check_mask, mask, __ATOMIC_RELAXED);
     if (mask & ACLSIM_CHECK_EARLY_HOST)
         aclsim__check_host_start();

@@ -337,7 +337,7 @@ static void json_value(const cJSON *item, const char *name, const char *origin, 
 /* ---- the settings ------------------------------------------------------ */
 
 enum { S_COUNT, S_SOC, S_MEMORY, S_WORKERS, S_OP_INTERVAL, S_TRACE, S_TRACE_EVENTS, S_PROFILE,
-       S_BLOCK_ORDER, S_CHECK, NSETTINGS };
+       S_BLOCK_ORDER, S_CHECK, S_CHECK_STOP, NSETTINGS };
 static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] = {
     {"ACLSIM_DEVICE_COUNT", "device_count", "\"aclsim\".\"device_count\""},
     {"ACLSIM_SOC_VERSION", "soc_version", "\"aclsim\".\"soc_version\""},
@@ -350,6 +350,7 @@ static const struct { const char *env, *key, *json_name; } settings[NSETTINGS] =
     {"ACLSIM_PROFILE", "profile", "\"aclsim\".\"profile\""},
     {"ACLSIM_BLOCK_ORDER", "block_order", "\"aclsim\".\"block_order\""},
     {"ACLSIM_CHECK", "check", "\"aclsim\".\"check\""},
+    {"ACLSIM_CHECK_STOP", "check_stop", "\"aclsim\".\"check_stop\""},
 };
 
 /* The file's settings: the "aclsim" object, "err_msg_mode", "defaultDevice". */
@@ -376,7 +377,7 @@ static aclError configure_json(const cJSON *root, const char *path, struct value
                                 "config file \"%s\": \"aclsim\" has no setting %s (the settings "
                                 "are device_count, soc_version, device_memory, workers, "
                                 "op_timeout_interval_us, trace, trace_events, profile, "
-                                "block_order, check)",
+                                "block_order, check, check_stop)",
                                 path, quote(c->string, q, sizeof q));
         }
         const cJSON *item;
@@ -542,6 +543,12 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
             aclsim__check_parse(u ? "1" : "0", &c->check, bad, sizeof bad, &unsupported);
         break;
     }
+    case S_CHECK_STOP:   /* the first checker report ends the process (check.c) */
+        if (!value_uint(v, 0, 1, &u))
+            return refuse(v, "0 (a checker report lets the program go on) or 1 (the first "
+                             "report ends it with abort())");
+        c->check_stop = u == 1;
+        break;
     }
     return ACL_SUCCESS;
 }

@@ -7,7 +7,8 @@
  * One rwlock (aclsim__ranges_lock) guards the registry and every owner's
  * state: classify and range checks read, the API calls that change state
  * write. Lock order: ranges_lock -> handle table lock (physical handles)
- * and ranges_lock -> heap.lock (charges); nothing else is taken under it.
+ * and ranges_lock -> heap.lock (charges), ranges_lock -> check.c's use lock (checker
+ * mode: queued work per mapping, deferred unmaps); nothing else is taken under it.
  */
 #ifndef ACLSIM_RANGES_H
 #define ACLSIM_RANGES_H

@@ -86,7 +86,7 @@ aclError aclInit(const char *configPath)
         aclsim__rt.init_refs = 1;
         aclsim__memory_open();
         aclsim__trace_configure(&node->config);   /* ACLSIM_TRACE, ACLSIM_PROFILE */
-        aclsim__check_start(config.check);   /* checker mode (check.c) */
+        aclsim__check_start(config.check, config.check_stop);   /* checker mode (check.c) */
         atomic_store_explicit(&aclsim__rt.initialized, true, memory_order_release);
         aclsim__log(ACLSIM_LOG_INFO, "aclInit: %u device(s) visible of %u, SoC %s, %zu bytes each",
                     config.visible_count, config.physical_devices, config.soc_name,

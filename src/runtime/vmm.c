@@ -14,6 +14,12 @@
  * (aclrtMallocPhysical, aclrtMemRetainAllocationHandle, minus
  * aclrtFreePhysical) or mappings; freed while mapped, it stays usable until
  * its last unmap. Everything is under aclsim__ranges_lock (ranges.h).
+ *
+ * Checker mode (free-pending, docs/checker.md): an unmap of a mapping that
+ * queued work still uses is deferred (the mapping stays, marked unmapping,
+ * invisible to lookups) until the last such task is done; so is the release
+ * of a reservation whose only mappings are such, and aclrtFreePhysical then
+ * is reported too (the memory goes with the deferred unmap).
  */
 #include "ranges.h"
 
@@ -45,6 +51,7 @@ struct mapping {
     size_t size;
     struct phys *phys;
     uint8_t access[LOCATIONS];         /* aclrtMemAccessFlags per location */
+    bool unmapping;                    /* unmapped, deferred by the checker (check.c) */
 };
 
 struct reservation {
@@ -54,6 +61,7 @@ struct reservation {
     struct mapping *maps;              /* sorted by address, non-overlapping */
     size_t nmaps, cap;
     bool imported;                     /* aclrtIpcMemImportByKey's: closed by ipc.c only */
+    bool releasing;                    /* released, deferred with its last unmap (checker) */
 };
 
 static struct phys *physicals;
@@ -63,10 +71,20 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* ---- lookups (lock held) ---------------------------------------------------------- */
 
+/* (A mapping whose unmap the checker deferred is not there for the API.) */
 static struct mapping *mapping_at(struct reservation *r, uintptr_t p)
 {
     for (size_t i = 0; i < r->nmaps; i++)
-        if (p - r->maps[i].addr < r->maps[i].size)
+        if (p - r->maps[i].addr < r->maps[i].size && !r->maps[i].unmapping)
+            return &r->maps[i];
+    return NULL;
+}
+
+/* The mapping of r whose deferred unmap starts at p, or NULL. */
+static struct mapping *unmapping_at(struct reservation *r, uintptr_t p)
+{
+    for (size_t i = 0; r && i < r->nmaps; i++)
+        if (r->maps[i].addr == p && r->maps[i].unmapping)
             return &r->maps[i];
     return NULL;
 }
@@ -86,6 +104,15 @@ static struct mapping *mapping_start(const char *api, const char *name, const vo
     struct mapping *m = r ? mapping_at(r, (uintptr_t)p) : NULL;
     if (m && m->addr == (uintptr_t)p)
         return m;
+    if (unmapping_at(r, (uintptr_t)p)) {   /* checker mode: a second unmap */
+        char text[300];
+        snprintf(text, sizeof text,
+                 "%s %p was already unmapped: that unmap waits for the queued work that still "
+                 "uses the mapping", name, p);
+        aclsim__check_print("free-pending", text);
+        *err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "aclsim check: %s", text);
+        return NULL;
+    }
     *err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                         "%s %p is not the start of a mapping (aclrtMapMem / aclrtMemMapNoAccess)%s",
                         name, p, !r ? ": it is not in a reserved range" : m ? ": it is inside one"
@@ -370,6 +397,43 @@ static struct phys *phys_of(const char *api, aclrtDrvMemHandle handle)
     return ph;
 }
 
+/* The checker's description of mapping m, for its reports. */
+static void describe_mapping(const struct mapping *m, char *buf, size_t len)
+{
+    char who[32];
+    if (m->phys->device)
+        snprintf(who, sizeof who, "device %d", m->phys->device->id);
+    else
+        snprintf(who, sizeof who, "host");
+    char handle[48];
+    if (m->phys->handle)
+        snprintf(handle, sizeof handle, "handle %p", m->phys->handle);
+    else
+        snprintf(handle, sizeof handle, "its handle freed");
+    snprintf(buf, len, "the %zu-byte mapping at %p (%s physical memory, %s)", m->size,
+             (void *)m->addr, who, handle);
+}
+
+/* aclrtFreePhysical of ph, still mapped: memory in use if one of its
+ * mappings is a deferred unmap (the NPU would free it now; here it goes with
+ * that unmap). Lock held for writing. */
+static aclError free_unmapping(const char *api, struct phys *ph)
+{
+    for (struct reservation *r = reservations; r; r = r->next)
+        for (size_t i = 0; i < r->nmaps; i++) {
+            struct mapping *m = &r->maps[i];
+            char what[200];
+            aclError err;
+            if (m->phys != ph || !m->unmapping)
+                continue;
+            describe_mapping(m, what, sizeof what);
+            if (aclsim__check_unmap(api, "free", "frees the physical memory of", m->addr, what,
+                                    &err))
+                return err;
+        }
+    return ACL_SUCCESS;
+}
+
 aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
 {
     static const char api[] = "aclrtFreePhysical";
@@ -381,6 +445,8 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
     if (!ph) {
         err = ACL_ERROR_RT_INVALID_HANDLE;
     } else if (--ph->user_refs == 0) {
+        if (ACLSIM_UNLIKELY(aclsim__checking()) && ph->maps)   /* checker hook */
+            err = free_unmapping(api, ph);
         aclsim__ipc_physical_freed(ph->handle);   /* its shareable handles close */
         aclsim__handle_free(ph->handle);
         ph->handle = NULL;
@@ -497,6 +563,31 @@ static void unlink_reservation(struct reservation *r)
         }
 }
 
+/* Gives r's address space back. Lock held for writing. */
+static void drop_reservation(struct reservation *r)
+{
+    aclsim__ranges_remove(r->base);
+    unlink_reservation(r);
+    munmap((void *)r->base, r->size);
+    free(r->maps);
+    free(r);
+}
+
+/* The release of r, whose remaining mappings are all deferred unmaps
+ * (checker mode): deferred with the last of them, and reported. */
+static aclError release_unmapping(const char *api, struct reservation *r)
+{
+    char what[200];
+    snprintf(what, sizeof what, "the %zu-byte reserved range at %p (its mapping at %p is unmapped, "
+             "deferred)", r->size, (void *)r->base, (void *)r->maps[0].addr);
+    aclError err = ACL_SUCCESS;
+    r->releasing = true;
+    for (size_t i = 0; i < r->nmaps; i++)
+        if (aclsim__check_unmap(api, "release", "releases", r->maps[i].addr, what, &err))
+            break;
+    return err;
+}
+
 aclError aclrtReleaseMemAddress(void *virPtr)
 {
     static const char api[] = "aclrtReleaseMemAddress";
@@ -505,23 +596,28 @@ aclError aclrtReleaseMemAddress(void *virPtr)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
     struct reservation *r = reservation_of(virPtr);
-    if (!r || r->base != (uintptr_t)virPtr) {
+    size_t live = 0;
+    const struct mapping *first = NULL;
+    for (size_t i = 0; r && i < r->nmaps; i++)
+        if (!r->maps[i].unmapping && !live++)
+            first = &r->maps[i];
+    if (!r || r->base != (uintptr_t)virPtr || r->releasing) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                            "virPtr %p is not the start of a reserved range (aclrtReserveMemAddress)%s",
-                           virPtr, r ? ": it is inside one" : "");
+                           virPtr, r && r->releasing ? ": it was released already (aclsim check: "
+                           "the release waits for the queued work that still uses it)"
+                           : r ? ": it is inside one" : "");
     } else if (r->imported) {
         err = refuse_imported(api, virPtr);
-    } else if (r->nmaps) {
+    } else if (live) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                            "the range at %p still has %zu mapping(s) (the first at %p): unmap them "
-                           "with aclrtUnmapMem before releasing it", virPtr, r->nmaps,
-                           (void *)r->maps[0].addr);
+                           "with aclrtUnmapMem before releasing it", virPtr, live,
+                           (void *)first->addr);
+    } else if (r->nmaps) {
+        err = release_unmapping(api, r);   /* checker mode: deferred unmaps */
     } else {
-        aclsim__ranges_remove(r->base);
-        unlink_reservation(r);
-        munmap(virPtr, r->size);
-        free(r->maps);
-        free(r);
+        drop_reservation(r);
     }
     pthread_rwlock_unlock(&aclsim__ranges_lock);
     return err;
@@ -576,9 +672,11 @@ static aclError map_mem(const char *api, void *virPtr, size_t size, size_t offse
         err = ACL_ERROR_RT_INVALID_HANDLE;
     } else if (offset != 0) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "offset is %zu (must be 0)", offset);
-    } else if (!r) {
+    } else if (!r || r->releasing) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                           "virPtr %p is not in a reserved range (aclrtReserveMemAddress)", virPtr);
+                           "virPtr %p is not in a reserved range (aclrtReserveMemAddress)%s", virPtr,
+                           r ? ": it was released (aclsim check: the release waits for queued "
+                               "work)" : "");
     } else if (size != ph->size || size % ph->page || at % ph->page) {
         err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                            "size %zu at %p: a mapping covers its whole physical allocation (%zu "
@@ -593,8 +691,12 @@ static aclError map_mem(const char *api, void *virPtr, size_t size, size_t offse
             struct mapping *m = &r->maps[i];
             if (m->addr < at + size && at < m->addr + m->size)
                 err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                                   "%zu bytes at %p overlap the mapping at %p (%zu bytes): unmap it "
-                                   "first", size, virPtr, (void *)m->addr, m->size);
+                                   "%zu bytes at %p overlap the mapping at %p (%zu bytes): %s",
+                                   size, virPtr, (void *)m->addr, m->size,
+                                   m->unmapping ? "its unmap waits for the queued work that still "
+                                                  "uses it (aclsim check: free-pending); "
+                                                  "synchronize first"
+                                                : "unmap it first");
             else if (m->phys->device != ph->device)
                 err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                                    "the reserved range at %p already maps memory of %s %d; one "
@@ -640,6 +742,20 @@ static void remove_mapping(struct reservation *r, struct mapping *m)
         destroy_phys(ph);
 }
 
+/* aclrtUnmapMem of m, which queued work may still use: true if it does (m
+ * stays, marked; *err gets the report's code). Lock held for writing. */
+static bool unmap_in_use(const char *api, struct mapping *m, aclError *err)
+{
+    if (!ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook */
+        return false;
+    char what[200];
+    describe_mapping(m, what, sizeof what);
+    if (!aclsim__check_unmap(api, "unmap", "unmaps", m->addr, what, err))
+        return false;
+    m->unmapping = true;
+    return true;
+}
+
 aclError aclrtUnmapMem(void *virPtr)
 {
     static const char api[] = "aclrtUnmapMem";
@@ -650,10 +766,39 @@ aclError aclrtUnmapMem(void *virPtr)
     struct mapping *m = mapping_start(api, "virPtr", virPtr, &err);
     if (m && reservation_of(virPtr)->imported)
         err = refuse_imported(api, virPtr);
-    else if (m)
+    else if (m && !unmap_in_use(api, m, &err))
         remove_mapping(reservation_of(virPtr), m);
     pthread_rwlock_unlock(&aclsim__ranges_lock);
     return err;
+}
+
+/* ---- checker mode: unmaps deferred while queued work uses the memory ----------------- */
+
+void aclsim__vmm_each_mapping(const void *p, size_t n,
+                              void (*fn)(uintptr_t base, size_t size, void *arg), void *arg)
+{
+    pthread_rwlock_rdlock(&aclsim__ranges_lock);
+    struct reservation *r = reservation_of(p);
+    uintptr_t at = (uintptr_t)p;
+    for (size_t i = 0; r && i < r->nmaps; i++) {
+        const struct mapping *m = &r->maps[i];
+        if (m->addr < at + n && at < m->addr + m->size)
+            fn(m->addr, m->size, arg);
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+}
+
+void aclsim__vmm_unmap_deferred(uintptr_t base)
+{
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    struct reservation *r = reservation_of((const void *)base);
+    struct mapping *m = unmapping_at(r, base);
+    if (m && !aclsim__check_still_used(base)) {
+        remove_mapping(r, m);
+        if (r->releasing && r->nmaps == 0)
+            drop_reservation(r);
+    }
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
 }
 
 /* aclrtMemMapSelectedLink: virPtrDst's reservation gets the physical memory
@@ -698,6 +843,8 @@ aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, 
         size_t i = 0;
         for (; i < src->nmaps && !err; i++) {
             struct mapping *m = &src->maps[i];
+            if (m->unmapping)   /* (unmapped: its unmap waits for queued work) */
+                continue;
             err = add_mapping(api, dst, dst->base + (m->addr - src->base), m->size, m->phys,
                               m->access);
         }

@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- assertions ------------------------------------------------------------------ */
 
@@ -63,6 +65,20 @@ void unset_config(void)
 {
     for (size_t i = 0; i < sizeof config_vars / sizeof config_vars[0]; i++)
         unsetenv(config_vars[i]);
+}
+
+bool checking_early_host_access(void)
+{
+    const char *v = getenv("ACLSIM_CHECK");
+    if (!v)
+        return false;
+    if (!strcmp(v, "1") || !strcmp(v, "all"))
+        return true;
+    static const char name[] = "early-host-access";
+    for (const char *p = v; (p = strstr(p, name)); p += sizeof name - 1)
+        if ((p == v || p[-1] == ',') && (p[sizeof name - 1] == ',' || !p[sizeof name - 1]))
+            return true;
+    return false;
 }
 
 bool runtime_initialized(void)
@@ -307,6 +323,62 @@ bool blocker_timed_out(struct blocker *b)
 }
 
 void count_fn(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+/* ---- checker reports (stderr) ----------------------------------------------------- */
+
+static int saved_stderr = -1;
+static char capture_path[64];
+
+void capture_begin(void)
+{
+    fflush(stderr);
+    snprintf(capture_path, sizeof capture_path, "/tmp/aclsim-capture-%d.txt", (int)getpid());
+    int fd = open(capture_path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    assert_true(fd >= 0);
+    saved_stderr = dup(2);
+    dup2(fd, 2);
+    close(fd);
+}
+
+const char *capture_end(char *buf, size_t cap)
+{
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    FILE *f = fopen(capture_path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    unlink(capture_path);
+    fputs(buf, stderr);   /* shown as well (a sanitizer's report would be in it too) */
+    return buf;
+}
+
+int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+void expect_one_report(const char *printed, const char *detector, const char *n1,
+                       const char *n2)
+{
+    char head[64];
+    snprintf(head, sizeof head, "aclsim check: %s: ", detector);
+    if (count_of(printed, "aclsim check:") != 1 || !strstr(printed, head) ||
+        (n1 && !strstr(printed, n1)) || (n2 && !strstr(printed, n2)))
+        fail_msg("expected one \"%s\" report with \"%s\" and \"%s\"; printed: %s", head,
+                 n1 ? n1 : "", n2 ? n2 : "", printed);
+}
+
+void expect_no_report(const char *printed)
+{
+    if (strstr(printed, "aclsim check:"))
+        fail_msg("expected no report; printed: %s", printed);
+}
 
 /* ---- threads ----------------------------------------------------------------------- */
 

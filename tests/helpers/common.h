@@ -76,6 +76,14 @@ bool runtime_initialized(void);
  * variable alone) and returns aclInit(NULL). The variables stay set. */
 aclError init_devices(const char *count, const char *memory);
 
+/* Whether ACLSIM_CHECK, read as the runtime reads it ("1" and "all": every
+ * detector; otherwise detector names separated by commas), turns on the
+ * checker's early-host-access detector (docs/checker.md). That detector
+ * reports every host access to a page-locked buffer that a queued copy or
+ * memset still uses: a test whose probe reads such a buffer on purpose while
+ * the stream is held (to prove that nothing ran yet) skips that probe then. */
+bool checking_early_host_access(void);
+
 /* Force-resets devices 0 and 1, finalizes, clears the message and unsets the
  * configuration; returns what aclFinalize returned. For teardowns. */
 aclError reset_and_finalize(void);
@@ -160,6 +168,21 @@ void count_fn(void *arg);
 /* Queues count_fn(n) on stream and asserts that it has not run after ms
  * (the stream is held by something queued before it). */
 void assert_stream_held(aclrtStream stream, atomic_int *n, int ms);
+
+/* ---- checker reports (stderr) ----------------------------------------------------- */
+
+/* Sends stderr (fd 2) to a file until capture_end, which puts it back, puts
+ * what was printed into buf (at most cap - 1 bytes), prints it to stderr as
+ * well and returns buf. */
+void capture_begin(void);
+const char *capture_end(char *buf, size_t cap);
+/* How often needle occurs in text. */
+int count_of(const char *text, const char *needle);
+/* printed holds exactly one checker report ("aclsim check: "), of detector,
+ * containing the non-NULL needles; or none. */
+void expect_one_report(const char *printed, const char *detector, const char *n1,
+                       const char *n2);
+void expect_no_report(const char *printed);
 
 /* ---- threads ----------------------------------------------------------------------- */
 
