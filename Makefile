@@ -5,7 +5,7 @@
 #   make asan    ASan+UBSan build in build-asan/, run the test-suite
 #   make tsan    TSan build in build-tsan/, run the test-suite
 #   make check-mode  the test-suite (build/) with ACLSIM_CHECK=1: fails on any
-#                checker report (docs/checker.md); test-checker* excluded
+#                checker report (docs/checker.md); test-checker*, ascendc-check excluded
 #   make bench   Release build in build-release/, run aclsim-bench
 #   make bench-check  aclsim-bench with checking off, then with ACLSIM_CHECK=1,
 #                both tables side by side (bench/compare; docs/performance.md)
@@ -99,9 +99,9 @@ test: build
 
 # The project's own code must be clean under its own checker: every test
 # passes with ACLSIM_CHECK=1 and nothing prints a report ("aclsim check:").
-# test-checker and test-checker-* provoke reports on purpose and set
-# ACLSIM_CHECK themselves.
-check-mode: CTEST_ARGS += -E '^test-checker(-.*)?$$'
+# test-checker, test-checker-* and ascendc-check provoke reports on purpose
+# and set ACLSIM_CHECK themselves.
+check-mode: CTEST_ARGS += -E '^(test-checker(-.*)?|ascendc-check)$$'
 check-mode: build
 	$(call run_ctest,$(BUILD_DIR),ACLSIM_CHECK=1)
 	@n=$$(grep -c '^aclsim check:' $(BUILD_DIR)/Testing/Temporary/LastTest.log || true); \

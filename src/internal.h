@@ -1485,7 +1485,8 @@ void aclsim__snapshot_finalize(void);
  * allocation). The mask changes only in aclInit, when no device is open. */
 enum { ACLSIM_CHECK_OOB = 1u, ACLSIM_CHECK_STALE = 2u, ACLSIM_CHECK_FREE_PENDING = 4u,
        ACLSIM_CHECK_EARLY_HOST = 8u, ACLSIM_CHECK_RACE = 16u, ACLSIM_CHECK_UNINIT = 32u };
-extern unsigned aclsim__check_mask;
+/* Exported: the Ascend C layer reads it (include/ascendc/aclsim_check.h). */
+extern ACLSIM_API unsigned aclsim__check_mask;
 static inline unsigned aclsim__checking(void)
 {
     return __atomic_load_n(&aclsim__check_mask, __ATOMIC_RELAXED);
@@ -1608,6 +1609,24 @@ void aclsim__vmm_unmap_deferred(uintptr_t base);
  * stale arguments (the kernel does not run), guard zones after each block. */
 aclError aclsim__check_kernel(struct aclsim__stream *s, struct aclsim__task *t,
                               struct aclsim__fault_detail *d);
+/* check-kernel.c: the Ascend C layer's hook (aclsimCheckGm, include/ascendc/
+ * aclsim_check.h) records a launch's GM reads and writes; check-race.c gets
+ * them when the kernel ends (race between kernels, below). */
+struct aclsim__gm_range { uintptr_t lo, hi; uint8_t how; };   /* bytes [lo, hi); 1 read, 2 write */
+/* check-race.c, kernel t of s has run (or failed) with the layer's accesses
+ * r[0..n): a race with a kernel of another stream that nothing orders and
+ * that completed first gives true, with the report in why. */
+bool aclsim__check_race_kernel(struct aclsim__stream *s, const struct aclsim__task *t,
+                               const struct aclsim__gm_range *r, size_t n, char *why,
+                               size_t len);
+/* kernel.c: the kernel task the calling thread runs a block of (NULL: none). */
+const struct aclsim__task *aclsim__running_kernel_task(void);
+/* check-uninit.c: the first run of unwritten bytes of [lo, hi) in a (which
+ * must be an allocation filled with the pattern: false otherwise). words:
+ * only aligned 8-byte words wholly inside [lo, hi) count (copies); else every
+ * word [lo, hi) touches (clipped to a) counts (a kernel's small reads). */
+bool aclsim__check_unwritten(const struct aclsim__alloc *a, uintptr_t lo, uintptr_t hi,
+                             bool words, uintptr_t *first, uintptr_t *last);
 /* kernel.c: block index of t finished on this thread. */
 void aclsim__check_block_done(struct aclsim__device *dev, struct aclsim__task *t,
                               uint32_t index);

@@ -434,6 +434,22 @@ static void test_race(void **state)
     assert_int_equal(ra, ACL_SUCCESS);
     assert_int_equal(rb, ACL_SUCCESS);
     expect_no_report(printed);
+    /* Fixed too: the host waits for an event recorded after the write (many
+     * rounds: the tasks before a record count as completed when the host
+     * sees it). */
+    capture_begin();
+    int bad = 0;
+    for (int i = 0; i < 500; i++) {
+        bad += aclrtMemsetAsync(p, 256, 1, 256, a) != ACL_SUCCESS;
+        bad += aclrtRecordEvent(e, a) != ACL_SUCCESS;
+        bad += aclrtSynchronizeEvent(e) != ACL_SUCCESS;
+        bad += aclrtMemsetAsync(p, 256, 3, 256, b) != ACL_SUCCESS;
+        bad += aclrtSynchronizeStream(b) != ACL_SUCCESS;   /* (before a writes again) */
+    }
+    bad += aclrtSynchronizeStream(a) != ACL_SUCCESS;
+    capture_end(printed, sizeof printed);
+    assert_int_equal(bad, 0);
+    expect_no_report(printed);
     OK(aclrtFree(p));
     OK(aclrtDestroyEvent(e));
     OK(aclrtDestroyStream(a));

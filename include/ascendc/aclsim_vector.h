@@ -30,6 +30,7 @@
 #include <limits>
 
 #include "aclsim_ascendc.h"
+#include "aclsim_check.h"
 
 /* ---- pipes and events (global, as CANN's compiler builtins) ------------------ */
 enum pipe_t : int {
@@ -421,17 +422,21 @@ public:
     uint64_t GetSize() const { return size_; }
     T GetValue(uint64_t offset) const
     {
-        check(offset, 1, "GlobalTensor::GetValue");
+        if (!gm(offset, 1, ACLSIM_GM_READ, "GlobalTensor::GetValue"))
+            return T();
         return addr_[offset];
     }
     void SetValue(uint64_t offset, T value)
     {
-        check(offset, 1, "GlobalTensor::SetValue");
-        addr_[offset] = value;
+        if (gm(offset, 1, ACLSIM_GM_WRITE, "GlobalTensor::SetValue"))
+            addr_[offset] = value;
     }
     T &operator()(uint64_t offset)
     {
-        check(offset, 1, "GlobalTensor::operator()");
+        if (!gm(offset, 1, ACLSIM_GM_REF, "GlobalTensor::operator()")) {
+            static thread_local T skipped;   /* an access the checker skipped */
+            return skipped;
+        }
         return addr_[offset];
     }
     GlobalTensor operator[](uint64_t offset) const
@@ -456,6 +461,30 @@ public:
                              "of %llu elements (%llu bytes)", api, (unsigned long long)offset,
                              (unsigned long long)(offset + n), (unsigned long long)size_,
                              (unsigned long long)(size_ * sizeof(T)));
+    }
+
+    /* Before an access to GM of the elements [offset, offset + n) -- or of
+     * count blocks of len bytes, step bytes apart, from offset, within them
+     * -- how: ACLSIM_GM_READ, _WRITE or _REF. Whether to do it: without the
+     * checker (one load and branch) the layer's own check (a failure traps);
+     * in checker mode also the checker's hook (aclsim_check.h), which with
+     * oob on checks instead and says to skip an access out of bounds. */
+    bool gm(uint64_t offset, uint64_t n, int how, const char *api, uint64_t count = 0,
+            uint64_t len = 0, uint64_t step = 0) const
+    {
+        unsigned m = __atomic_load_n(&aclsim__check_mask, __ATOMIC_RELAXED);
+        if (__builtin_expect(!(m & ACLSIM_GM_CHECK_ANY), 1)) {
+            check(offset, n, api);
+            return true;
+        }
+        if (!addr_ || !(m & ACLSIM_GM_CHECK_OOB))
+            check(offset, n, api);
+        if (!count) {   /* contiguous */
+            count = 1;
+            len = step = n * sizeof(T);
+        }
+        return aclsimCheckGm(addr_, known_ ? size_ * sizeof(T) : UINT64_MAX,
+                             offset * sizeof(T), count, len, step, how, api) == 0;
     }
 
 private:
@@ -1116,8 +1145,8 @@ inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, cons
     const char *api = "DataCopy (GM to UB)";
     uint32_t n = detail_copy::whole_blocks<T>(count, api);
     aclsim_asc::operand(dst, n, api, "dst");
-    src.check(0, n, api);
-    std::memcpy((void *)dst.GetPhyAddr(), (const void *)src.GetPhyAddr(), (size_t)n * sizeof(T));
+    if (src.gm(0, n, ACLSIM_GM_READ, api))
+        std::memcpy((void *)dst.GetPhyAddr(), (const void *)src.GetPhyAddr(), (size_t)n * sizeof(T));
 }
 template <typename T>
 inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count)
@@ -1125,8 +1154,8 @@ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, cons
     const char *api = "DataCopy (UB to GM)";
     uint32_t n = detail_copy::whole_blocks<T>(count, api);
     aclsim_asc::operand(src, n, api, "src");
-    dst.check(0, n, api);
-    std::memcpy((void *)dst.GetPhyAddr(), (const void *)src.GetPhyAddr(), (size_t)n * sizeof(T));
+    if (dst.gm(0, n, ACLSIM_GM_WRITE, api))
+        std::memcpy((void *)dst.GetPhyAddr(), (const void *)src.GetPhyAddr(), (size_t)n * sizeof(T));
 }
 template <typename T>
 inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count)
@@ -1140,28 +1169,35 @@ inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const
 
 namespace detail_copy {
 /* blockCount blocks of blockLen bytes; the source / destination of block i
- * at i * (blockLen + gap) bytes. Each side checked by its callback. */
+ * at i * (blockLen + gap) bytes. Each side checked by its callback (with
+ * the bytes spanned, the blocks, their length and step), which says whether
+ * to copy (the checker skips an access out of bounds). */
 template <class D, class S>
 inline void strided(uint8_t *dst, const uint8_t *src, uint32_t count, uint64_t len,
                     uint64_t sgap, uint64_t dgap, D dcheck, S scheck)
 {
     if (!count || !len)
         return;
-    dcheck((count - 1) * (len + dgap) + len);
-    scheck((count - 1) * (len + sgap) + len);
+    bool go = dcheck((count - 1) * (len + dgap) + len, count, len, len + dgap);
+    go = scheck((count - 1) * (len + sgap) + len, count, len, len + sgap) && go;
+    if (!go)
+        return;
     for (uint32_t i = 0; i < count; i++)
         std::memmove(dst + i * (len + dgap), src + i * (len + sgap), len);
 }
 template <class T> inline auto local_room(const LocalTensor<T> &t, const char *api,
                                           const char *name)
 {
-    return [&t, api, name](uint64_t bytes) {
+    return [&t, api, name](uint64_t bytes, uint64_t, uint64_t, uint64_t) {
         aclsim_asc::operand(t, (bytes + sizeof(T) - 1) / sizeof(T), api, name);
+        return true;
     };
 }
-template <class T> inline auto global_room(const GlobalTensor<T> &g, const char *api)
+template <class T> inline auto global_room(const GlobalTensor<T> &g, const char *api, int how)
 {
-    return [&g, api](uint64_t bytes) { g.check(0, (bytes + sizeof(T) - 1) / sizeof(T), api); };
+    return [&g, api, how](uint64_t bytes, uint64_t count, uint64_t len, uint64_t step) {
+        return g.gm(0, (bytes + sizeof(T) - 1) / sizeof(T), how, api, count, len, step);
+    };
 }
 } // namespace detail_copy
 
@@ -1174,7 +1210,7 @@ inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
     detail_copy::strided((uint8_t *)dst.GetPhyAddr(), (const uint8_t *)src.GetPhyAddr(),
                          p.blockCount, p.blockLen * 32ull, p.srcStride * 32ull,
                          p.dstStride * 32ull, detail_copy::local_room(dst, api, "dst"),
-                         detail_copy::global_room(src, api));
+                         detail_copy::global_room(src, api, ACLSIM_GM_READ));
 }
 template <typename T>
 inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
@@ -1183,7 +1219,7 @@ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
     const char *api = "DataCopy (UB to GM, DataCopyParams)";
     detail_copy::strided((uint8_t *)dst.GetPhyAddr(), (const uint8_t *)src.GetPhyAddr(),
                          p.blockCount, p.blockLen * 32ull, p.srcStride * 32ull,
-                         p.dstStride * 32ull, detail_copy::global_room(dst, api),
+                         p.dstStride * 32ull, detail_copy::global_room(dst, api, ACLSIM_GM_WRITE),
                          detail_copy::local_room(src, api, "src"));
 }
 template <typename T>
@@ -1219,7 +1255,9 @@ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
     if (!p.blockCount || !p.blockLen)
         return;
     aclsim_asc::operand(dst, ((p.blockCount - 1) * ustep + slot) / sizeof(T), api, "dst");
-    src.check(0, ((p.blockCount - 1) * gstep + p.blockLen) / sizeof(T), api);
+    if (!src.gm(0, ((p.blockCount - 1) * gstep + p.blockLen) / sizeof(T), ACLSIM_GM_READ, api,
+                p.blockCount, p.blockLen, gstep))
+        return;
     uint8_t *d = (uint8_t *)dst.GetPhyAddr();
     const uint8_t *s = (const uint8_t *)src.GetPhyAddr();
     for (uint32_t i = 0; i < p.blockCount; i++) {
@@ -1251,7 +1289,9 @@ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
     uint64_t slot = ((uint64_t)p.blockLen + 31) & ~31ull;
     uint64_t ustep = slot + p.srcStride * 32ull, gstep = (uint64_t)p.blockLen + p.dstStride;
     aclsim_asc::operand(src, ((p.blockCount - 1) * ustep + p.blockLen) / sizeof(T), api, "src");
-    dst.check(0, ((p.blockCount - 1) * gstep + p.blockLen) / sizeof(T), api);
+    if (!dst.gm(0, ((p.blockCount - 1) * gstep + p.blockLen) / sizeof(T), ACLSIM_GM_WRITE, api,
+                p.blockCount, p.blockLen, gstep))
+        return;
     for (uint32_t i = 0; i < p.blockCount; i++)
         std::memmove((uint8_t *)dst.GetPhyAddr() + i * gstep,
                      (const uint8_t *)src.GetPhyAddr() + i * ustep, p.blockLen);

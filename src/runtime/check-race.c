@@ -13,8 +13,19 @@
  * Accesses are known from the task: a copy writes its destination and reads
  * its source, a memset writes, a kernel "uses" the allocations its pointer
  * arguments point into (reading or writing: the checker cannot see which). A
- * conflict is a write against any use; two kernels using one buffer are not
- * reported (both may only read it).
+ * conflict is a write against any use.
+ *
+ * Two kernels using one buffer are compared when the second of them ends:
+ * when a kernel is queued that uses an allocation a kernel of another
+ * stream uses, and nothing orders them, the two make a pair; each kernel,
+ * when it ends, leaves the bytes it read and wrote through the Ascend C
+ * layer (check-kernel.c), and the second to end compares them: a write of
+ * one against a read or write of the other is a race, that kernel's fault.
+ * A kernel that touched the allocation only through plain pointers counts
+ * as using all of it (how unknown): against the other's writes through the
+ * layer it is a race; two such kernels are not reported (both may only read).
+ * A kernel and a copy (2D copy, reduce) that reads make a pair the same way:
+ * the copy's bytes are known when it is queued.
  *
  * All of it happens in the submit hook, under the stream's lock: the race is
  * reported as the second stream's fault, so its next synchronize returns
@@ -128,6 +139,7 @@ static const struct rsnap *snapshot_of(const void *obj, uint64_t value, bool any
 /* ---- accesses ---------------------------------------------------------------------- */
 
 enum { USE, READ, WRITE };
+_Static_assert(READ == 1 && WRITE == 2, "struct aclsim__gm_range's how (internal.h)");
 struct access {
     const struct aclsim__stream *s;
     uint64_t seq;
@@ -248,6 +260,285 @@ static int task_accesses(const struct aclsim__task *t, const void **p, size_t *n
     return k;
 }
 
+/* ---- kernel against kernel --------------------------------------------------------- */
+
+/* A kernel in a pair, or one that ended and could still join one (until its
+ * stream counts it completed), or a copy's read in a pair. Found by its
+ * stream and sequence number (a hash); its pairs are listed with it, so
+ * that a kernel's end looks at its own pairs only. */
+struct kpair;
+struct krec {
+    struct krec *next;           /* in its bucket */
+    struct access info;          /* who (s, seq, names for the report) */
+    bool done;                   /* ended (or a copy); r holds its accesses */
+    struct aclsim__gm_range *r;
+    size_t n;
+    struct kpair **pairs;        /* the pairs it is in */
+    unsigned npairs, cap;
+};
+struct kpair {
+    struct krec *x, *y;
+    struct aclsim__alloc a;      /* the allocation both use */
+    int32_t device;
+};
+#define KBUCKETS 4096u
+static struct krec *kbuckets[KBUCKETS];
+static size_t nkrecs, tidy_at = 64;   /* records kept; the count at which to tidy next */
+
+static struct krec **kbucket(const struct aclsim__stream *s, uint64_t seq)
+{
+    uint64_t h = ((uintptr_t)s >> 6) * 0x9E3779B97F4A7C15ull ^ seq * 0xC2B2AE3D27D4EB4Full;
+    return &kbuckets[(h >> 40) & (KBUCKETS - 1)];
+}
+
+static bool counted(const struct access *a)
+{
+    return atomic_load_explicit(&a->s->completed, memory_order_acquire) >= a->seq;
+}
+
+static struct krec *krec_of(const struct access *who, bool create)
+{
+    struct krec **b = kbucket(who->s, who->seq);
+    for (struct krec *k = *b; k; k = k->next)
+        if (k->info.s == who->s && k->info.seq == who->seq)
+            return k;
+    struct krec *k = create ? calloc(1, sizeof *k) : NULL;
+    if (k && who->how == READ) {   /* a copy's read: known from the start */
+        k->r = malloc(sizeof *k->r);
+        if (!k->r) {
+            free(k);
+            return NULL;
+        }
+        *k->r = (struct aclsim__gm_range){who->lo, who->hi, READ};
+        k->n = 1;
+        k->done = true;
+    }
+    if (k) {
+        k->info = *who;
+        k->next = *b;
+        *b = k;
+        nkrecs++;
+    }
+    return k;
+}
+
+static bool link_pair(struct krec *k, struct kpair *p)
+{
+    if (k->npairs == k->cap) {
+        unsigned cap = k->cap ? k->cap * 2 : 4;
+        struct kpair **n = realloc(k->pairs, cap * sizeof *n);
+        if (!n)
+            return false;
+        k->pairs = n;
+        k->cap = cap;
+    }
+    k->pairs[k->npairs++] = p;
+    return true;
+}
+
+static void unlink_pair(struct krec *k, const struct kpair *p)
+{
+    for (unsigned i = 0; i < k->npairs; i++)
+        if (k->pairs[i] == p) {
+            k->pairs[i] = k->pairs[--k->npairs];
+            return;
+        }
+}
+
+static void pair_drop(struct kpair *p)
+{
+    unlink_pair(p->x, p);
+    unlink_pair(p->y, p);
+    free(p);
+}
+
+static bool kernels_conflict(const struct krec *k, const struct krec *o, uintptr_t lo,
+                             uintptr_t hi, uintptr_t *clo, uintptr_t *chi, uint8_t *kh,
+                             uint8_t *oh);
+
+/* x (queued earlier) and y: a kernel and a kernel, or a kernel and a copy
+ * reading. When both are known already (the kernel ended, the other is a
+ * copy) they are compared at once: true with *kernel_how, the kernel's. */
+static bool pair_add(const struct access *x, const struct access *y, const struct aclsim__alloc *a,
+                     int32_t device, uint8_t *kernel_how)
+{
+    struct krec *kx = krec_of(x, true), *ky = krec_of(y, true);
+    if (!kx || !ky)
+        return false;   /* (out of memory: not compared) */
+    if (kx->done && ky->done) {
+        uintptr_t clo, chi;
+        uint8_t yh;
+        return kernels_conflict(kx, ky, a->addr, a->addr + a->size, &clo, &chi, kernel_how, &yh);
+    }
+    for (unsigned i = 0; i < kx->npairs; i++) {
+        const struct kpair *p = kx->pairs[i];
+        if (p->a.addr == a->addr && (p->x == ky || p->y == ky))
+            return false;
+    }
+    struct kpair *p = calloc(1, sizeof *p);
+    if (!p)
+        return false;
+    *p = (struct kpair){kx, ky, *a, device};
+    if (!link_pair(kx, p)) {
+        free(p);
+        return false;
+    }
+    if (!link_pair(ky, p)) {
+        unlink_pair(kx, p);
+        free(p);
+    }
+    return false;
+}
+
+/* Drops the pairs of kernels that will never end (discarded: counted
+ * without having run), then the records no pair holds that no new pair can
+ * take. Amortised: when the records have doubled since the last time. */
+static void kernels_tidy(void)
+{
+    if (nkrecs < tidy_at)
+        return;
+    for (size_t b = 0; b < KBUCKETS; b++)
+        for (struct krec *k = kbuckets[b]; k; k = k->next)
+            if (!k->done && counted(&k->info))
+                while (k->npairs)
+                    pair_drop(k->pairs[0]);
+    for (size_t b = 0; b < KBUCKETS; b++)
+        for (struct krec **kp = &kbuckets[b]; *kp;) {
+            struct krec *k = *kp;
+            if (!k->npairs && counted(&k->info)) {
+                *kp = k->next;
+                free(k->r);
+                free(k->pairs);
+                free(k);
+                nkrecs--;
+            } else {
+                kp = &k->next;
+            }
+        }
+    tidy_at = nkrecs * 2 > 64 ? nkrecs * 2 : 64;
+}
+
+/* Forgets every record and pair (finalize; after fork the parent's are
+ * dropped without freeing). */
+static void kernels_forget(bool free_them)
+{
+    for (size_t b = 0; b < KBUCKETS; b++) {
+        while (free_them && kbuckets[b]) {
+            struct krec *k = kbuckets[b];
+            kbuckets[b] = k->next;
+            for (unsigned i = 0; i < k->npairs; i++)
+                if (k->pairs[i]->x == k)   /* (each pair freed once, by its x) */
+                    free(k->pairs[i]);
+            free(k->r);
+            free(k->pairs);
+            free(k);
+        }
+        kbuckets[b] = NULL;
+    }
+    nkrecs = 0;
+    tidy_at = 64;
+}
+
+/* k's accesses inside [lo, hi): the layer's, or the whole range (USE) when
+ * the kernel touched none of it through the layer. */
+static size_t accesses_in(const struct krec *k, uintptr_t lo, uintptr_t hi,
+                          struct aclsim__gm_range *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k->n && n < max; i++)
+        if (k->r[i].lo < hi && lo < k->r[i].hi)
+            out[n++] = (struct aclsim__gm_range){k->r[i].lo > lo ? k->r[i].lo : lo,
+                                                 k->r[i].hi < hi ? k->r[i].hi : hi, k->r[i].how};
+    if (!n && max)
+        out[n++] = (struct aclsim__gm_range){lo, hi, USE};
+    return n;
+}
+
+/* A write of one against any access of the other, inside the allocation:
+ * the bytes and how each of k (*kh) and o (*oh) accesses them. */
+static bool kernels_conflict(const struct krec *k, const struct krec *o, uintptr_t lo,
+                             uintptr_t hi, uintptr_t *clo, uintptr_t *chi, uint8_t *kh,
+                             uint8_t *oh)
+{
+    struct aclsim__gm_range kr[64], xr[64];
+    size_t kn = accesses_in(k, lo, hi, kr, 64), on = accesses_in(o, lo, hi, xr, 64);
+    if (kr[0].how == USE && xr[0].how == USE)
+        return false;   /* neither used the layer: how is not known */
+    for (size_t i = 0; i < kn; i++)
+        for (size_t j = 0; j < on; j++) {
+            if (kr[i].how != WRITE && xr[j].how != WRITE)
+                continue;
+            if (kr[i].hi <= xr[j].lo || xr[j].hi <= kr[i].lo)
+                continue;
+            *clo = kr[i].lo > xr[j].lo ? kr[i].lo : xr[j].lo;
+            *chi = kr[i].hi < xr[j].hi ? kr[i].hi : xr[j].hi;
+            *kh = kr[i].how;
+            *oh = xr[j].how;
+            return true;
+        }
+    return false;
+}
+
+bool aclsim__check_race_kernel(struct aclsim__stream *s, const struct aclsim__task *t,
+                               const struct aclsim__gm_range *r, size_t n, char *why,
+                               size_t len)
+{
+    /* The task's sequence number: the first after what s completed whose
+     * low 32 bits are its id. */
+    uint64_t c = atomic_load_explicit(&s->completed, memory_order_acquire);
+    uint64_t seq = c + (uint32_t)(t->id - (uint32_t)c);
+    struct access me = {s, seq, 0, 0, USE, t->kind, t->id, s->id, t->label, s->handle,
+                        s->is_default, s->device->id};
+    struct aclsim__gm_range *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (copy)
+        memcpy(copy, r, n * sizeof *copy);
+    bool raced = false;
+    struct access other;
+    struct kpair found;
+    uintptr_t clo = 0, chi = 0;
+    uint8_t kh = 0, oh = 0;
+    pthread_mutex_lock(&race_lock);
+    struct krec *k = krec_of(&me, true);
+    if (k) {
+        k->done = true;
+        k->r = copy;
+        k->n = copy ? n : 0;
+        copy = NULL;
+        for (unsigned i = 0; i < k->npairs;) {
+            struct kpair *p = k->pairs[i];
+            struct krec *o = p->x == k ? p->y : p->x;
+            if (!o->done) {   /* the other one still runs: it compares */
+                i++;
+                continue;
+            }
+            if (!raced && kernels_conflict(k, o, p->a.addr, p->a.addr + p->a.size, &clo, &chi,
+                                           &kh, &oh)) {
+                raced = true;
+                other = o->info;
+                other.how = oh;
+                found = *p;
+            }
+            pair_drop(p);   /* (k->pairs[i] is another one now) */
+        }
+    }
+    kernels_tidy();
+    pthread_mutex_unlock(&race_lock);
+    free(copy);
+    if (!raced)
+        return false;
+    char what[600], first[200];
+    aclsim__check_describe_alloc(&found.a, found.device, what, sizeof what);
+    describe_access(&other, first, sizeof first);
+    const char *bytes_of = kh == USE ? "uses" : how_name(kh);
+    snprintf(why, len,
+             "aclsim check: race: %s bytes %zu to %zu of %s while %s them, with nothing ordering "
+             "them; record an event after the first and make the second stream wait for "
+             "it (aclrtRecordEvent, aclrtStreamWaitEvent), or synchronize the first stream "
+             "before queuing the second", bytes_of, (size_t)(clo - found.a.addr),
+             (size_t)(chi - found.a.addr - 1), what, first);
+    return true;
+}
+
 void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, uint64_t seq)
 {
     const void *ptr[16];
@@ -297,6 +588,20 @@ void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, 
         for (unsigned r = 0; !x && y.how != READ && r < m->nreads && r < READS; r++)
             if (conflict(&m->reads[r], &y, &rs->clock))
                 x = &m->reads[r];
+        /* A kernel against a kernel or a copy that reads: compared when
+         * the kernel ends (or now, if it has). */
+        struct access paired;
+        for (unsigned r = 0; !x && y.how != WRITE && r < m->nreads && r < READS; r++) {
+            const struct access *k = &m->reads[r];
+            uint8_t kh;
+            if ((k->how == USE || y.how == USE) && k->s && k->s != s && !counted(k) &&
+                clock_get(&rs->clock, k->s) < k->seq &&
+                pair_add(k, &y, &a, w.kind == ACLSIM_DEVICE ? w.device->id : -1, &kh)) {
+                paired = *k;
+                paired.how = kh;   /* the kernel wrote what the copy reads */
+                x = &paired;
+            }
+        }
         if (x) {
             raced = true;
             found[0] = *x;
@@ -354,6 +659,7 @@ void aclsim__check_race_finalize(void)
             free(x);
         }
     }
+    kernels_forget(true);
     gone_cursor = 0;
     pthread_mutex_unlock(&race_lock);
 }
@@ -365,6 +671,7 @@ void aclsim__check_race_forget_after_fork(void)
     memset(streams, 0, sizeof streams);
     memset(snaps, 0, sizeof snaps);
     memset(mems, 0, sizeof mems);
+    kernels_forget(false);
     gone_cursor = 0;
     pthread_mutex_init(&race_lock, NULL);
 }

@@ -41,31 +41,56 @@ void aclsim__check_fill(const struct aclsim__alloc *a)
     memcpy((char *)a->addr + words * 8, &PATTERN, a->size % 8);
 }
 
+/* Whether the bytes [x, x + n) of word-aligned x hold the pattern (addr
+ * is 64-byte aligned, so the pattern's bytes alternate a5 ff from there). */
+static bool pattern_at(uintptr_t x, size_t n)
+{
+    if (n == 8) {
+        uint64_t v;
+        memcpy(&v, (const void *)x, 8);
+        return v == PATTERN;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (((const unsigned char *)x)[i] != (((x + i) & 1) ? 0xffu : 0xa5u))
+            return false;
+    return true;
+}
+
+bool aclsim__check_unwritten(const struct aclsim__alloc *a, uintptr_t lo, uintptr_t hi,
+                             bool words, uintptr_t *first, uintptr_t *last)
+{
+    if (!tracked(a))
+        return false;
+    uintptr_t end = a->addr + a->size;
+    if (hi > end)
+        hi = end;
+    if (lo < a->addr)
+        lo = a->addr;
+    uintptr_t from = words ? (lo + 7) & ~(uintptr_t)7 : lo & ~(uintptr_t)7;
+    *first = *last = 0;
+    for (uintptr_t x = from; x < hi && (!words || x + 8 <= hi); x += 8) {
+        uintptr_t w_end = x + 8 < end ? x + 8 : end;   /* (the allocation's last word) */
+        if (!pattern_at(x, w_end - x)) {
+            if (*first)
+                break;   /* the first run of unwritten words */
+            continue;
+        }
+        if (!*first)
+            *first = x > lo ? x : lo;
+        *last = w_end < hi ? w_end : hi;
+    }
+    return *first != 0;
+}
+
 /* Whether [src, src + n) holds an aligned word of the pattern inside a
  * tracked allocation; *what says which bytes of which allocation. */
 static bool unwritten(const void *src, size_t n, char *what, size_t len)
 {
     struct aclsim__where w = aclsim__classify(src);
     struct aclsim__alloc a;
-    if (w.kind != ACLSIM_DEVICE || !aclsim__heap_find(&w.device->heap, src, &a) || !tracked(&a))
-        return false;
-    uintptr_t from = ((uintptr_t)src + 7) & ~(uintptr_t)7, end = (uintptr_t)src + n;
-    if (end > a.addr + a.size)
-        end = a.addr + a.size;
-    uintptr_t first = 0, last = 0;
-    for (uintptr_t x = from; x + 8 <= end; x += 8) {
-        uint64_t v;
-        memcpy(&v, (const void *)x, 8);
-        if (v != PATTERN) {
-            if (first)
-                break;   /* the first run of unwritten words */
-            continue;
-        }
-        if (!first)
-            first = x;
-        last = x + 8;
-    }
-    if (!first)
+    uintptr_t first, last;
+    if (w.kind != ACLSIM_DEVICE || !aclsim__heap_find(&w.device->heap, src, &a) ||
+        !aclsim__check_unwritten(&a, (uintptr_t)src, (uintptr_t)src + n, true, &first, &last))
         return false;
     char alloc[600];
     aclsim__check_describe_alloc(&a, w.device->id, alloc, sizeof alloc);

@@ -290,13 +290,17 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
              * report those first. (Copies and memsets are counted in bulk.) */
             bool user_code = t->kind == ACLSIM_TASK_HOST_FUNC || t->kind == ACLSIM_TASK_KERNEL ||
                              t->kind == ACLSIM_TASK_CALLBACK;
-            if (user_code) {
-                if (n) {
-                    aclsim__count_done(s, n);
-                    n = 0;
-                }
-                aclsim__tls_stream = s;   /* lets the runtime refuse waits on itself */
+            /* Checker hook (race, docs/checker.md): a record or signal tells
+             * a host that the tasks before it are done; they are counted
+             * first, so that the host's next task finds them completed. */
+            bool flush = user_code || (ACLSIM_UNLIKELY(aclsim__checking()) &&
+                                       (t->kind == ACLSIM_TASK_RECORD || t->kind == ACLSIM_TASK_SIGNAL));
+            if (flush && n) {
+                aclsim__count_done(s, n);
+                n = 0;
             }
+            if (user_code)
+                aclsim__tls_stream = s;   /* lets the runtime refuse waits on itself */
             execute(s, t);
             if (t->ran)
                 atomic_store_explicit(t->ran, true, memory_order_release);

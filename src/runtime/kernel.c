@@ -204,6 +204,11 @@ static void __attribute__((noreturn)) trap(aclError code, const char *fmt, const
     longjmp(*tls_trap, 1);
 }
 
+const struct aclsim__task *aclsim__running_kernel_task(void)
+{
+    return tls_job ? tls_job->task : NULL;
+}
+
 void aclsimTrap(const char *reason)
 {
     if (!tls_trap || !tls_job) {
