@@ -6,6 +6,8 @@
 #   make tsan    TSan build in build-tsan/, run the test-suite
 #   make check-mode  the test-suite (build/) with ACLSIM_CHECK=1: fails on any
 #                checker report (docs/checker.md); test-checker*, ascendc-check excluded
+#   make release Release build (-O3) in build-release/, no tests: the
+#                warnings only -O3 finds (CI builds it)
 #   make bench   Release build in build-release/, run aclsim-bench
 #   make bench-check  aclsim-bench with checking off, then with ACLSIM_CHECK=1,
 #                both tables side by side (bench/compare; docs/performance.md)
@@ -53,10 +55,10 @@ NO_ASLR := $(shell setarch "$$(uname -m)" -R true >/dev/null 2>&1 && echo "setar
 
 COMMON_CMAKE_ARGS = -DCMAKE_COMPILE_WARNING_AS_ERROR=$(WERROR) -DCMAKE_INSTALL_LIBDIR=lib64 $(CMAKE_ARGS)
 
-.PHONY: build demo test asan tsan check-mode bench bench-check clean deps help
+.PHONY: build demo test asan tsan check-mode release bench bench-check clean deps help
 
 help:
-	@sed -n '3,19p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,21p' $(firstword $(MAKEFILE_LIST))
 
 deps:
 	@bash scripts/deps.sh
@@ -119,6 +121,10 @@ tsan: deps
 	$(call configure_build,$(TSAN_DIR),-DCMAKE_BUILD_TYPE=Debug \
 	  "-DCMAKE_C_FLAGS=$(TSAN_FLAGS)" "-DCMAKE_CXX_FLAGS=$(TSAN_FLAGS)")
 	$(call run_ctest,$(TSAN_DIR),"TSAN_OPTIONS=$(TSAN_OPTIONS)" $(NO_ASLR))
+
+release:
+	@bash scripts/deps.sh
+	$(call configure_build,$(RELEASE_DIR),-DCMAKE_BUILD_TYPE=Release -DACLSIM_BUILD_TESTS=OFF)
 
 bench:
 	@bash scripts/deps.sh

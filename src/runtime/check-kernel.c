@@ -218,7 +218,9 @@ static void report_access(struct launch *l, const char *detector, const char *wh
     pthread_mutex_lock(&l->lock);
     if (!atomic_load(&l->at_access)) {
         l->detector = detector;
-        snprintf(l->why, sizeof l->why, "aclsim check: %s", why);
+        /* (a longer report is cut; its start says what happened) */
+        snprintf(l->why, sizeof l->why, "aclsim check: %.*s",
+                 (int)(sizeof l->why - sizeof "aclsim check: "), why);
         atomic_store(&l->at_access, true);
     }
     pthread_mutex_unlock(&l->lock);

@@ -550,6 +550,7 @@ void aclsim__check_race(struct aclsim__stream *s, const struct aclsim__task *t, 
     if (!n && !signal && !wait)
         return;
     struct access found[2];
+    memset(found, 0, sizeof found);   /* (set when a conflict is found; -O3 cannot see it) */
     struct aclsim__alloc fa;
     int fdev = -1;
     bool raced = false;
