@@ -432,22 +432,25 @@ void aclsim__heap_visit(struct aclsim__heap *h, void (*visit)(const struct aclsi
     pthread_rwlock_unlock(&h->lock);
 }
 
-/* The allocation this thread found last, valid while its heap has had no free
+/* The allocations this thread found last, valid while their heap has had no free
  * since (frees counts them): repeated copies from one buffer, the common case,
  * then take no lock. */
-static _Thread_local struct {
+static _Thread_local struct found {
     const struct aclsim__heap *heap;
     uint64_t frees;
     struct aclsim__alloc alloc;
-} last_found;
+} last_found[2];   /* two: a copy looks up its destination and its source */
+static _Thread_local unsigned last_found_next;
 
 bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__alloc *out)
 {
     uint64_t frees = atomic_load_explicit(&h->frees, memory_order_acquire);
-    if (last_found.heap == h && last_found.frees == frees &&
-        (uintptr_t)p - last_found.alloc.addr < last_found.alloc.size) {
-        *out = last_found.alloc;
-        return true;
+    for (int i = 0; i < 2; i++) {
+        const struct found *f = &last_found[i];
+        if (f->heap == h && f->frees == frees && (uintptr_t)p - f->alloc.addr < f->alloc.size) {
+            *out = f->alloc;
+            return true;
+        }
     }
     bool found = false;
     pthread_rwlock_rdlock(&h->lock);
@@ -461,9 +464,10 @@ bool aclsim__heap_find(struct aclsim__heap *h, const void *p, struct aclsim__all
     }
     pthread_rwlock_unlock(&h->lock);
     if (found) {
-        last_found.heap = h;
-        last_found.frees = frees;
-        last_found.alloc = *out;
+        struct found *f = &last_found[last_found_next++ & 1];
+        f->heap = h;
+        f->frees = frees;
+        f->alloc = *out;
     }
     return found;
 }
