@@ -1546,20 +1546,24 @@ void aclsim__check_race_finalize(void);
 void aclsim__check_fill(const struct aclsim__alloc *a);
 void aclsim__check_copy_run(struct aclsim__stream *s, struct aclsim__task *t);
 aclError aclsim__check_copy_sync(const char *api, const void *src, size_t n);
-/* check-host.c (early-host-access): the SIGSEGV handler (aclInit); protects
- * [start, start + len) with the report a host access gets (a slot, or -1),
- * and undoes it; the alias of a page-locked address and back; the executor's
- * hook before a task runs (copies through the alias; uninit); whether a
- * task kind runs through the alias. */
+/* check-host.c (early-host-access): the SIGSEGV handler (aclInit); the alias
+ * of a page-locked address and back; the executor's hook before a task runs
+ * (copies through the alias; uninit); whether a task kind runs through the
+ * alias. */
 void aclsim__check_host_start(void);
-int aclsim__check_protect(uintptr_t start, size_t len, const char *report, const void *stream);
-void aclsim__check_unprotect(int slot);
-/* The one stream whose pending tasks use a protected range (NULL: several):
- * host code running in that stream's order (a host function, a kernel's
- * block) may touch the range; the handler lends it the pages. Whether any
- * range is lent, and protecting lent ranges again (under check.c's use
- * lock, after a piece of user code finished). */
-void aclsim__check_protect_stream(int slot, const void *stream);
+/* Protection: task (on stream) pending on the pages of [start, end)
+ * of the page-locked allocation at buffer, with the report a host access
+ * gets; on: protected now (false: the allocation has other pending users).
+ * Undone by aclsim__check_unprotect with the same arguments; every entry of
+ * buffer switched on or off by aclsim__check_protect_buffer. Host code
+ * running in the stream's order (a host function, a kernel's block) may
+ * touch pages only that stream's tasks use; the handler lends it the pages.
+ * Whether any are lent, and protecting lent pages again (under check.c's
+ * use lock, after a piece of user code finished). */
+void aclsim__check_protect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task,
+                           const void *stream, bool on, const char *report);
+void aclsim__check_unprotect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task);
+void aclsim__check_protect_buffer(uintptr_t buffer, bool on);
 bool aclsim__check_lent(void);
 void aclsim__check_reprotect(void);
 void *aclsim__check_alias(const void *p);

@@ -5,21 +5,26 @@
  *
  * With this detector the page-locked heap is one memfd mapped twice (heap.c):
  * the program's addresses, and an alias the runtime's own accesses use.
- * Page-locked allocations get pages of their own. While queued copies or
- * memsets (and nothing else: a kernel or host function would touch the
- * program's addresses itself) use an allocation, its pages are protected;
- * the executor runs those tasks through the alias (aclsim__check_task_run).
- * A host access then faults: the SIGSEGV handler writes the report prepared
- * when the pages were protected (the buffer and the pending task), makes the
- * pages accessible again and returns, so the program goes on (or, with
- * ACLSIM_CHECK_STOP, ends it with abort()).
+ * Page-locked allocations get pages of their own. Each queued copy or memset
+ * (and nothing else: a kernel or host function would touch the program's
+ * addresses itself) has an entry here for the pages of each page-locked
+ * allocation it uses -- only the pages its bytes are on -- and those pages
+ * are protected while it is pending: a page is protected when its first
+ * pending user comes and made accessible when its last one ends. While the
+ * allocation also has other pending users, its entries are off (nothing
+ * protected). The executor runs copies and memsets through the alias
+ * (aclsim__check_task_run). A host access then faults: the SIGSEGV handler
+ * writes the report prepared for the pending task that covers the page,
+ * makes that page accessible again and returns, so the program goes on (or,
+ * with ACLSIM_CHECK_STOP, ends it with abort()).
  *
  * Host code that runs in the stream -- a host function, a kernel's block --
  * is ordered after the tasks queued before it and before those queued after
- * it: when every pending task using the buffer is on that stream, its access
- * is not early. The handler then lends the pages to that stream (makes them
- * accessible, no report); they are protected again when the next piece of
- * user code queued on any stream has finished (aclsim__check_reprotect).
+ * it: when every pending task covering the page is on that stream, its access
+ * is not early. The handler then lends the entry's pages to that stream
+ * (accessible, no report; only the page if a pending task of another stream
+ * covers one of them); they are protected again when the next piece of user
+ * code queued on any stream has finished (aclsim__check_reprotect).
  *
  * The handler only reads the table of protected ranges (atomics) and calls
  * write(2), mprotect and abort; a fault elsewhere goes to the handler that
@@ -33,17 +38,26 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define SLOTS 256
+#define PAGE ((uintptr_t)4096)
+#define SLOTS 1024
+/* One pending copy or memset's pages of one page-locked allocation: a page
+ * is protected while at least one entry covering it is on (the count of
+ * pending users of a page is the number of entries covering it). */
 static struct protected_range {
     _Atomic uintptr_t start;   /* 0: free */
     uintptr_t end;
+    uintptr_t buffer;          /* the allocation (its pages are its own) */
+    const void *task;          /* with start and end: the key */
+    /* Protected; false while the allocation has pending users that are not
+     * copies or memsets (a kernel touches the program's addresses). */
+    atomic_bool on;
     atomic_bool reported;
-    /* The one stream whose pending tasks use the range (NULL: several), and
-     * the stream it is lent to (its pages accessible without a report). */
+    /* The stream of the pending task, and the stream the entry is lent to
+     * (pages of it accessible without a report). */
     _Atomic(const void *) stream, lent;
     char report[640];
 } ranges[SLOTS];
-static atomic_int lent_count;   /* ranges lent: aclsim__check_reprotect has work */
+static atomic_int lent_count;   /* entries lent: aclsim__check_reprotect has work */
 
 static struct sigaction previous;
 /* Faults in page-locked memory not (or no longer) in the table that this
@@ -51,33 +65,56 @@ static struct sigaction previous;
 static _Thread_local unsigned retries;
 #define MAX_RETRIES 100000
 
+static bool covers(int i, uintptr_t from, uintptr_t to)
+{
+    uintptr_t start = atomic_load_explicit(&ranges[i].start, memory_order_acquire);
+    return start && atomic_load_explicit(&ranges[i].on, memory_order_acquire) && start < to &&
+           from < ranges[i].end;
+}
+
 static void on_fault(int sig, siginfo_t *info, void *uctx)
 {
-    uintptr_t p = (uintptr_t)info->si_addr;
-    for (int i = 0; i < SLOTS; i++) {
-        uintptr_t start = atomic_load_explicit(&ranges[i].start, memory_order_acquire);
-        if (start && p >= start && p < ranges[i].end) {
-            const void *own = atomic_load_explicit(&ranges[i].stream, memory_order_acquire);
-            if (own && own == (const void *)aclsim__tls_stream) {
-                /* In stream order: lent to the stream (accessible first, then
-                 * marked, so that a re-protection never misses it). */
-                mprotect((void *)start, ranges[i].end - start, PROT_READ | PROT_WRITE);
-                const void *none = NULL;
-                if (atomic_compare_exchange_strong(&ranges[i].lent, &none, own))
-                    atomic_fetch_add(&lent_count, 1);
-                retries = 0;
-                return;
+    uintptr_t p = (uintptr_t)info->si_addr, page = p & ~(PAGE - 1);
+    const void *own = (const void *)aclsim__tls_stream;
+    /* The entries covering p: the first, and the first of another stream. */
+    int hit = -1, foreign = -1;
+    for (int i = 0; i < SLOTS && foreign < 0; i++) {
+        if (!covers(i, p, p + 1))
+            continue;
+        if (hit < 0)
+            hit = i;
+        if (!own || atomic_load_explicit(&ranges[i].stream, memory_order_acquire) != own)
+            foreign = i;
+    }
+    if (hit >= 0 && foreign < 0) {
+        /* Only the stream's own copies use the page, and host code in its
+         * order touched it: lent to the stream (accessible first, then
+         * marked, so that a re-protection never misses it). All of the
+         * entry's pages if no other stream's copy uses one of them. */
+        uintptr_t from = atomic_load(&ranges[hit].start), to = ranges[hit].end;
+        for (int i = 0; i < SLOTS; i++)
+            if (covers(i, from, to) && atomic_load(&ranges[i].stream) != own) {
+                from = page, to = page + PAGE;
+                break;
             }
-            if (!atomic_exchange(&ranges[i].reported, true)) {
-                ssize_t r = write(2, ranges[i].report, strlen(ranges[i].report));
-                (void)r;
-                if (aclsim__check_stop)
-                    aclsim__check_stop_now();
-            }
-            mprotect((void *)start, ranges[i].end - start, PROT_READ | PROT_WRITE);
-            retries = 0;
-            return;
+        mprotect((void *)from, to - from, PROT_READ | PROT_WRITE);
+        const void *none = NULL;
+        if (atomic_compare_exchange_strong(&ranges[hit].lent, &none, own))
+            atomic_fetch_add(&lent_count, 1);
+        retries = 0;
+        return;
+    }
+    if (foreign >= 0) {
+        /* Early: the report of the pending task, that page accessible. */
+        if (!atomic_exchange(&ranges[foreign].reported, true)) {
+            ssize_t r = write(2, ranges[foreign].report, strlen(ranges[foreign].report));
+            (void)r;
+            if (aclsim__check_stop)
+                aclsim__check_stop_now();
         }
+        mprotect((void *)page, PAGE, PROT_READ | PROT_WRITE);
+        retries = 0;
+        return;
     }
     /* Page-locked memory whose pages were unprotected meanwhile: retry. */
     struct aclsim__heap *h = &aclsim__host_heap;
@@ -121,31 +158,83 @@ void aclsim__check_host_start(void)
     install();
 }
 
-int aclsim__check_protect(uintptr_t start, size_t len, const char *report, const void *stream)
+void aclsim__check_protect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task,
+                           const void *stream, bool on, const char *report)
 {
+    start &= ~(PAGE - 1);
+    end = (end + PAGE - 1) & ~(PAGE - 1);
     for (int i = 0; i < SLOTS; i++) {
-        uintptr_t none = 0;
         if (atomic_load_explicit(&ranges[i].start, memory_order_relaxed))
             continue;
-        ranges[i].end = start + len;
+        ranges[i].end = end;
+        ranges[i].buffer = buffer;
+        ranges[i].task = task;
         snprintf(ranges[i].report, sizeof ranges[i].report, "aclsim check: early-host-access: %s\n",
                  report);
         atomic_store(&ranges[i].reported, false);
         atomic_store(&ranges[i].stream, stream);
+        atomic_store(&ranges[i].on, on);
         if (atomic_exchange(&ranges[i].lent, NULL))
             atomic_fetch_sub(&lent_count, 1);
-        if (!atomic_compare_exchange_strong(&ranges[i].start, &none, start))
-            continue;
+        atomic_store_explicit(&ranges[i].start, start, memory_order_release);
         install();
-        mprotect((void *)start, len, PROT_NONE);
-        return i;
+        if (on)
+            mprotect((void *)start, end - start, PROT_NONE);
+        return;
     }
-    return -1;   /* (more buffers pending at once than slots: that one is unchecked) */
+    /* (more copies pending at once than slots: that one is unchecked) */
 }
 
-void aclsim__check_protect_stream(int slot, const void *stream)
+/* Makes [from, to) accessible but the pages entries of buffer other than
+ * slot skip cover (they stay protected). */
+static void open_uncovered(uintptr_t buffer, int skip, uintptr_t from, uintptr_t to)
 {
-    atomic_store(&ranges[slot].stream, stream);
+    while (from < to) {
+        /* The first covered piece at or after from. */
+        uintptr_t lo = to, hi = to;
+        for (int i = 0; i < SLOTS; i++) {
+            if (i == skip || ranges[i].buffer != buffer || !covers(i, from, to))
+                continue;
+            uintptr_t s = atomic_load(&ranges[i].start);
+            s = s < from ? from : s;
+            if (s < lo)
+                lo = s, hi = ranges[i].end < to ? ranges[i].end : to;
+        }
+        if (lo > from)
+            mprotect((void *)from, lo - from, PROT_READ | PROT_WRITE);
+        from = hi;
+    }
+}
+
+void aclsim__check_unprotect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task)
+{
+    start &= ~(PAGE - 1);
+    end = (end + PAGE - 1) & ~(PAGE - 1);
+    for (int i = 0; i < SLOTS; i++) {
+        if (atomic_load(&ranges[i].start) != start || ranges[i].end != end ||
+            ranges[i].buffer != buffer || ranges[i].task != task)
+            continue;
+        if (atomic_load(&ranges[i].on))
+            open_uncovered(buffer, i, start, end);
+        if (atomic_exchange(&ranges[i].lent, NULL))
+            atomic_fetch_sub(&lent_count, 1);
+        atomic_store_explicit(&ranges[i].start, 0, memory_order_release);
+        return;
+    }
+}
+
+void aclsim__check_protect_buffer(uintptr_t buffer, bool on)
+{
+    for (int i = 0; i < SLOTS; i++) {
+        uintptr_t start = atomic_load(&ranges[i].start);
+        if (!start || ranges[i].buffer != buffer || atomic_load(&ranges[i].on) == on)
+            continue;
+        if (atomic_exchange(&ranges[i].lent, NULL))
+            atomic_fetch_sub(&lent_count, 1);
+        atomic_store(&ranges[i].reported, false);
+        atomic_store(&ranges[i].on, on);
+        mprotect((void *)start, ranges[i].end - start, on ? PROT_NONE : PROT_READ | PROT_WRITE);
+    }
 }
 
 bool aclsim__check_lent(void)
@@ -161,16 +250,9 @@ void aclsim__check_reprotect(void)
             continue;
         atomic_fetch_sub(&lent_count, 1);
         uintptr_t start = atomic_load(&ranges[i].start);
-        if (start)
+        if (start && atomic_load(&ranges[i].on))
             mprotect((void *)start, ranges[i].end - start, PROT_NONE);
     }
-}
-
-void aclsim__check_unprotect(int slot)
-{
-    uintptr_t start = atomic_load(&ranges[slot].start);
-    mprotect((void *)start, ranges[slot].end - start, PROT_READ | PROT_WRITE);
-    atomic_store_explicit(&ranges[slot].start, 0, memory_order_release);
 }
 
 /* The alias of page-locked address p, or p. */

@@ -342,14 +342,9 @@ struct use {
     const char *label;
     const void *stream_handle;
     bool default_stream;
-    /* The stream of every pending task when they are all on one (NULL: on
-     * several): host code that stream runs is ordered with them. */
-    const struct aclsim__stream *only;
     /* early-host-access (check-host.c), page-locked memory: pending tasks
-     * that run through the alias (copies, memsets) and others, and the slot
-     * of its protected pages (-1: not protected). */
-    uint32_t copies, others;
-    int slot;
+     * that do not run through the alias (not copies or memsets). */
+    uint32_t others;
 };
 #define USE_BUCKETS 1024u
 static struct use *uses[USE_BUCKETS];
@@ -452,32 +447,35 @@ static struct aclsim__heap *alloc_of(const void *p, struct aclsim__alloc *a)
     return h && aclsim__heap_find(h, p, a) && a->lead ? h : NULL;
 }
 
-/* early-host-access: protects u's pages while only copies and memsets use
- * it, unprotects them otherwise. Under use_lock. */
-static void host_protection(struct use *u, size_t size)
+/* early-host-access: task t (on stream s) starting to use (on: 1) or no
+ * longer using (-1) the bytes [p, p + n) of u, a page-locked allocation of
+ * size bytes: their pages are protected while it is pending (check-host.c).
+ * Under use_lock. */
+static void host_protection(struct use *u, size_t size, const struct aclsim__task *t,
+                            const struct aclsim__stream *s, int delta, const void *p, size_t n)
 {
-    bool want = u->heap == &aclsim__host_heap && __atomic_load_n(&u->heap->alias, __ATOMIC_ACQUIRE) &&
-                u->pending && u->copies && !u->others;
-    if (want && u->slot < 0) {
-        struct aclsim__alloc a = {.addr = u->addr, .size = size, .kind = u->kind};
-        char what[600], stream[64], report[900];
-        if (!aclsim__heap_find(u->heap, (void *)u->addr, &a))
-            return;
-        aclsim__check_describe_alloc(&a, -1, what, sizeof what);
-        aclsim__check_stream_name(u->default_stream, u->stream_handle, u->stream_id, stream,
-                                  sizeof stream);
-        snprintf(report, sizeof report,
-                 "host code touched %s while %s (task %u) on %s of device %d, queued and not yet "
-                 "done, still uses it; synchronize the stream (or an event recorded after that "
-                 "task) before touching the buffer", what, aclsim__check_task_name(u->task_kind),
-                 u->task_id, stream, u->device);
-        u->slot = aclsim__check_protect(u->addr, (size + 4095) & ~(size_t)4095, report, u->only);
-    } else if (want) {
-        aclsim__check_protect_stream(u->slot, u->only);
-    } else if (!want && u->slot >= 0) {
-        aclsim__check_unprotect(u->slot);
-        u->slot = -1;
+    if (u->heap != &aclsim__host_heap || !__atomic_load_n(&u->heap->alias, __ATOMIC_ACQUIRE) ||
+        !aclsim__check_protectable(t->kind))
+        return;
+    uintptr_t from = (uintptr_t)aclsim__check_unalias(p), to = from + (n ? n : size);
+    from = from < u->addr ? u->addr : from;
+    to = to > u->addr + size || to < from ? u->addr + size : to;
+    if (delta < 0) {
+        aclsim__check_unprotect(u->addr, from, to, t);
+        return;
     }
+    struct aclsim__alloc a = {.addr = u->addr, .size = size, .kind = u->kind};
+    char what[600], stream[64], report[900];
+    if (!aclsim__heap_find(u->heap, (void *)u->addr, &a))
+        return;
+    aclsim__check_describe_alloc(&a, -1, what, sizeof what);
+    aclsim__check_stream_name(s->is_default, s->handle, s->id, stream, sizeof stream);
+    snprintf(report, sizeof report,
+             "host code touched %s while %s (task %u) on %s of device %d, queued and not yet "
+             "done, still uses it; synchronize the stream (or an event recorded after that "
+             "task) before touching the buffer", what, aclsim__check_task_name(t->kind),
+             t->id, stream, s->device->id);
+    aclsim__check_protect(u->addr, from, to, t, s, u->others == 0, report);
 }
 
 /* A task's uses being counted (submitted: s, delta 1) or ended (released:
@@ -490,26 +488,24 @@ struct visit {
     uintptr_t unmap[32];   /* (a task spanning more mappings leaves the rest mapped) */
 };
 
-/* Counts or ends v's use of the allocation or mapping at addr (size bytes).
- * Under use_lock. */
+/* Counts or ends v's use of the allocation or mapping at addr (size bytes),
+ * the bytes [p, p + n) of it (n 0: not known). Under use_lock. */
 static void count_use(struct visit *v, uintptr_t addr, struct aclsim__heap *h, uint8_t kind,
-                      size_t size)
+                      size_t size, const void *p, size_t n)
 {
     const struct aclsim__task *t = v->t;
     struct use **slot = use_slot(addr), *u = *slot;
+    bool host = h && ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST);
     if (v->delta > 0) {
         if (!u && (u = calloc(1, sizeof *u))) {   /* not aclsim__calloc: not an API failure */
-            *u = (struct use){.addr = addr, .heap = h, .kind = kind, .slot = -1};
+            *u = (struct use){.addr = addr, .heap = h, .kind = kind};
             *slot = u;
         }
         if (!u)
             return;
-        u->only = !u->pending || u->only == v->s ? v->s : NULL;
         u->pending++;
-        if (aclsim__check_protectable(t->kind))
-            u->copies++;
-        else
-            u->others++;
+        if (!aclsim__check_protectable(t->kind) && u->others++ == 0 && host)
+            aclsim__check_protect_buffer(u->addr, false);   /* (a kernel uses the program's addresses) */
         u->task_kind = t->kind;
         u->task_id = t->id;
         u->stream_id = v->s->id;
@@ -517,17 +513,16 @@ static void count_use(struct visit *v, uintptr_t addr, struct aclsim__heap *h, u
         u->label = t->label;
         u->stream_handle = v->s->handle;
         u->default_stream = v->s->is_default;
-        if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST))
-            host_protection(u, size);
+        if (host)
+            host_protection(u, size, t, v->s, 1, p, n);
         return;
     }
     if (u && u->pending) {
-        if (aclsim__check_protectable(t->kind))
-            u->copies -= u->copies > 0;
-        else
-            u->others -= u->others > 0;
+        if (host)
+            host_protection(u, size, t, NULL, -1, p, n);
+        if (!aclsim__check_protectable(t->kind) && u->others && --u->others == 0 && host)
+            aclsim__check_protect_buffer(u->addr, true);
         u->pending--;
-        host_protection(u, size);   /* (unprotects when no longer wanted) */
     }
     if (u && !u->pending) {
         *slot = u->next;
@@ -544,7 +539,7 @@ static void count_use(struct visit *v, uintptr_t addr, struct aclsim__heap *h, u
 static void count_mapping(uintptr_t base, size_t size, void *arg)
 {
     pthread_mutex_lock(&use_lock);
-    count_use(arg, base, NULL, 0, size);
+    count_use(arg, base, NULL, 0, size, NULL, 0);
     pthread_mutex_unlock(&use_lock);
 }
 
@@ -557,7 +552,7 @@ static void visit_task(struct visit *v)
         struct aclsim__heap *h = alloc_of(refs[i].p, &a);
         if (h) {
             pthread_mutex_lock(&use_lock);
-            count_use(v, a.addr, h, a.kind, a.size);
+            count_use(v, a.addr, h, a.kind, a.size, refs[i].p, refs[i].n);
             pthread_mutex_unlock(&use_lock);
         } else if (refs[i].p && atomic_load_explicit(&aclsim__ranges_count, memory_order_acquire)) {
             aclsim__vmm_each_mapping(refs[i].p, refs[i].n ? refs[i].n : 1, count_mapping, v);
