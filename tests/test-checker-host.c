@@ -189,6 +189,136 @@ static void test_host_function_in_stream_order(void **state)
     OK(aclrtDestroyStream(t));
 }
 
+/* ---- only the pages pending copies use ------------------------------------------- */
+
+#define PAGE_INTS (4096 / (int)sizeof(int))
+
+/* A 4-byte copy from the start of a 16-page buffer, queued behind a held
+ * stream, protects its page and no other: touching page 10 is fine,
+ * touching page 0 is reported once (touching it again is not reported
+ * again). */
+static void test_only_pages_in_use(void **state)
+{
+    (void)state;
+    aclrtStream s;
+    OK(aclrtCreateStream(&s));
+    int *host, *dev;
+    OK(aclrtMallocHost((void **)&host, 16 * 4096));
+    OK(aclrtMalloc((void **)&dev, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    memset(host, 0, 16 * 4096);
+    char printed[4096];
+    struct blocker bl;
+    blocker_init(&bl);
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &bl));
+    OK(aclrtMemcpyAsync(dev, 4, host, 4, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    capture_begin();
+    ((volatile int *)host)[10 * PAGE_INTS + 3] = 7;
+    int far = ((volatile int *)host)[15 * PAGE_INTS];
+    capture_end(printed, sizeof printed);
+    expect_no_report(printed);
+    capture_begin();
+    ((volatile int *)host)[PAGE_INTS - 1] = -1;   /* the copied page, not the copied bytes */
+    ((volatile int *)host)[0] = 5;
+    capture_end(printed, sizeof printed);
+    blocker_release(&bl);
+    OK(aclrtSynchronizeStream(s));
+    expect_one_report(printed, "early-host-access", "host code touched the 65536-byte allocation",
+                      "while copy (task");
+    assert_int_equal(far, 0);
+    assert_int_equal(((volatile int *)host)[10 * PAGE_INTS + 3], 7);
+    OK(aclrtFreeHost(host));
+    OK(aclrtFree(dev));
+    OK(aclrtDestroyStream(s));
+}
+
+/* A page is protected while any pending copy uses it: a copy on stream t
+ * that finished leaves its pages accessible while s's copies are still
+ * queued, but not a page one of s's copies also uses; the report names the
+ * copy still pending (s's). */
+static void test_page_counts(void **state)
+{
+    (void)state;
+    aclrtStream s, t;
+    OK(aclrtCreateStream(&s));
+    OK(aclrtCreateStream(&t));
+    int *host, *dev;
+    OK(aclrtMallocHost((void **)&host, 16 * 4096));
+    OK(aclrtMalloc((void **)&dev, 4 * 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    memset(host, 0, 16 * 4096);
+    char printed[4096], name[64];
+    struct blocker bs, bt;
+    blocker_init(&bs);
+    blocker_init(&bt);
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &bs));
+    OK(aclrtLaunchHostFunc(t, blocker_fn, &bt));
+    OK(aclrtMemcpyAsync(dev, 4, host, 4, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    /* t: page 0 too, and pages 8-11. */
+    OK(aclrtMemcpyAsync(dev + 1, 4, host + 2, 4, ACL_MEMCPY_HOST_TO_DEVICE, t));
+    OK(aclrtMemcpyAsync(dev, 4 * 4096, host + 8 * PAGE_INTS, 4 * 4096,
+                        ACL_MEMCPY_HOST_TO_DEVICE, t));
+    blocker_release(&bt);
+    OK(aclrtSynchronizeStream(t));
+    capture_begin();
+    for (int page = 1; page < 16; page++)
+        ((volatile int *)host)[page * PAGE_INTS + 1] = page;
+    capture_end(printed, sizeof printed);
+    expect_no_report(printed);
+    capture_begin();
+    ((volatile int *)host)[100] = 1;
+    capture_end(printed, sizeof printed);
+    blocker_release(&bs);
+    OK(aclrtSynchronizeStream(s));
+    snprintf(name, sizeof name, "stream %p", (void *)s);
+    expect_one_report(printed, "early-host-access", "host code touched the 65536-byte allocation",
+                      name);
+    OK(aclrtFreeHost(host));
+    OK(aclrtFree(dev));
+    OK(aclrtDestroyStream(s));
+    OK(aclrtDestroyStream(t));
+}
+
+/* s's host functions, queued before s's copy of page 0, may touch that page
+ * while t's copy of page 6 is pending too; page 6 is an early access for
+ * them (reported with t's copy). */
+static void test_lent_page(void **state)
+{
+    (void)state;
+    aclrtStream s, t;
+    OK(aclrtCreateStream(&s));
+    OK(aclrtCreateStream(&t));
+    int *host, *dev;
+    OK(aclrtMallocHost((void **)&host, 16 * 4096));
+    OK(aclrtMalloc((void **)&dev, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    for (int i = 0; i < 16 * PAGE_INTS; i++)
+        host[i] = i % PAGE_INTS;
+    char printed[4096], name[64];
+    struct blocker bs, bt;
+    blocker_init(&bs);
+    blocker_init(&bt);
+    struct peek mine = {host, -1}, other = {host + 6 * PAGE_INTS, -1};
+    OK(aclrtLaunchHostFunc(s, blocker_fn, &bs));
+    OK(aclrtLaunchHostFunc(s, peek_fn, &mine));
+    OK(aclrtLaunchHostFunc(s, peek_fn, &other));
+    OK(aclrtMemcpyAsync(dev, 4, host, 4, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    OK(aclrtLaunchHostFunc(t, blocker_fn, &bt));
+    OK(aclrtMemcpyAsync(dev, 4, host + 6 * PAGE_INTS, 4, ACL_MEMCPY_HOST_TO_DEVICE, t));
+    capture_begin();
+    blocker_release(&bs);
+    OK(aclrtSynchronizeStream(s));
+    capture_end(printed, sizeof printed);
+    blocker_release(&bt);
+    OK(aclrtSynchronizeStream(t));
+    snprintf(name, sizeof name, "on stream %p", (void *)t);
+    expect_one_report(printed, "early-host-access", "host code touched the 65536-byte allocation",
+                      name);
+    assert_int_equal(mine.seen, 5);
+    assert_int_equal(other.seen, 5);
+    OK(aclrtFreeHost(host));
+    OK(aclrtFree(dev));
+    OK(aclrtDestroyStream(s));
+    OK(aclrtDestroyStream(t));
+}
+
 /* ---- ACLSIM_CHECK_STOP: a child process ------------------------------------------- */
 
 /* The child (this program run with --child <bug> [config]): the bug, then
@@ -324,6 +454,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_config_stop_values, setup_clean, teardown_clean),
         cmocka_unit_test_setup_teardown(test_host_function_in_stream_order, setup_checked,
                                         teardown_checked),
+        cmocka_unit_test_setup_teardown(test_only_pages_in_use, setup_checked, teardown_checked),
+        cmocka_unit_test_setup_teardown(test_page_counts, setup_checked, teardown_checked),
+        cmocka_unit_test_setup_teardown(test_lent_page, setup_checked, teardown_checked),
         cmocka_unit_test_setup_teardown(test_stop_at_first_report, setup_clean, teardown_clean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
