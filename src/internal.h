@@ -712,6 +712,8 @@ struct aclsim__task {
      * (check.c); only such a task gives them back when it is released. A task
      * recorded by a capture, or dropped before it was queued, never was. */
     bool check_counted;
+    /* The stream it was counted on (early-host-access, check.c). */
+    const struct aclsim__stream *check_stream;
     union {
         struct { void *dst; const void *src; } copy;
         /* bytes = width * height; copy.c */
@@ -1551,18 +1553,25 @@ aclError aclsim__check_copy_sync(const char *api, const void *src, size_t n);
  * (copies through the alias; uninit); whether a task kind runs through the
  * alias. */
 void aclsim__check_host_start(void);
-/* Protection: task (on stream) pending on the pages of [start, end)
- * of the page-locked allocation at buffer, with the report a host access
- * gets; on: protected now (false: the allocation has other pending users).
- * Undone by aclsim__check_unprotect with the same arguments; every entry of
- * buffer switched on or off by aclsim__check_protect_buffer. Host code
- * running in the stream's order (a host function, a kernel's block) may
- * touch pages only that stream's tasks use; the handler lends it the pages.
- * Whether any are lent, and protecting lent pages again (under check.c's
- * use lock, after a piece of user code finished). */
-void aclsim__check_protect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task,
-                           const void *stream, bool on, const char *report);
-void aclsim__check_unprotect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task);
+/* Protection: a copy or memset (on stream) pending on the pages of
+ * [start, end) of the page-locked allocation at buffer. Those of one stream
+ * on the same pages share an entry (a slot) with a count:
+ * aclsim__check_protect_again counts one more in the entry with that key
+ * (trying slot hint first; -1: none, then aclsim__check_protect makes one
+ * with the report a host access gets; on: protected now, false: the
+ * allocation has other pending users); aclsim__check_unprotect counts one
+ * less (the slot, or -1). Every entry of buffer is switched on or off by
+ * aclsim__check_protect_buffer. Host code running in the stream's order (a
+ * host function, a kernel's block) may touch pages only that stream's tasks
+ * use; the handler lends it the pages. Whether any are lent, and protecting
+ * lent pages again (under check.c's use lock, after a piece of user code
+ * finished). */
+int aclsim__check_protect_again(int hint, uintptr_t buffer, uintptr_t start, uintptr_t end,
+                                const void *stream);
+int aclsim__check_protect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *stream,
+                          bool on, const char *report);
+int aclsim__check_unprotect(int hint, uintptr_t buffer, uintptr_t start, uintptr_t end,
+                            const void *stream);
 void aclsim__check_protect_buffer(uintptr_t buffer, bool on);
 bool aclsim__check_lent(void);
 void aclsim__check_reprotect(void);

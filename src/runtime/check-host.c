@@ -47,17 +47,19 @@ static struct protected_range {
     _Atomic uintptr_t start;   /* 0: free */
     uintptr_t end;
     uintptr_t buffer;          /* the allocation (its pages are its own) */
-    const void *task;          /* with start and end: the key */
+    uint32_t count;            /* pending tasks (under check.c's use lock) */
     /* Protected; false while the allocation has pending users that are not
      * copies or memsets (a kernel touches the program's addresses). */
     atomic_bool on;
     atomic_bool reported;
-    /* The stream of the pending task, and the stream the entry is lent to
+    /* The stream of the pending tasks (with buffer, start and end: the
+     * key), and the stream the entry is lent to
      * (pages of it accessible without a report). */
     _Atomic(const void *) stream, lent;
     char report[640];
 } ranges[SLOTS];
 static atomic_int lent_count;   /* entries lent: aclsim__check_reprotect has work */
+static atomic_int used;         /* no entry at or above it */
 
 static struct sigaction previous;
 /* Faults in page-locked memory not (or no longer) in the table that this
@@ -78,7 +80,8 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
     const void *own = (const void *)aclsim__tls_stream;
     /* The entries covering p: the first, and the first of another stream. */
     int hit = -1, foreign = -1;
-    for (int i = 0; i < SLOTS && foreign < 0; i++) {
+    int n = atomic_load(&used);
+    for (int i = 0; i < n && foreign < 0; i++) {
         if (!covers(i, p, p + 1))
             continue;
         if (hit < 0)
@@ -92,7 +95,7 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
          * marked, so that a re-protection never misses it). All of the
          * entry's pages if no other stream's copy uses one of them. */
         uintptr_t from = atomic_load(&ranges[hit].start), to = ranges[hit].end;
-        for (int i = 0; i < SLOTS; i++)
+        for (int i = 0; i < n; i++)
             if (covers(i, from, to) && atomic_load(&ranges[i].stream) != own) {
                 from = page, to = page + PAGE;
                 break;
@@ -158,17 +161,40 @@ void aclsim__check_host_start(void)
     install();
 }
 
-void aclsim__check_protect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task,
-                           const void *stream, bool on, const char *report)
+/* The entry with that key (hint first), or -1. */
+static int find(int hint, uintptr_t buffer, uintptr_t start, uintptr_t end, const void *stream)
 {
-    start &= ~(PAGE - 1);
-    end = (end + PAGE - 1) & ~(PAGE - 1);
+    int n = atomic_load_explicit(&used, memory_order_relaxed);
+    for (int i = hint >= 0 && hint < n ? hint : 0, tries = 0; tries < n; i = (i + 1) % n, tries++)
+        if (atomic_load_explicit(&ranges[i].start, memory_order_relaxed) == start &&
+            ranges[i].end == end && ranges[i].buffer == buffer &&
+            atomic_load_explicit(&ranges[i].stream, memory_order_relaxed) == stream)
+            return i;
+    return -1;
+}
+
+#define PAGES(start, end) start &= ~(PAGE - 1), end = (end + PAGE - 1) & ~(PAGE - 1)
+
+int aclsim__check_protect_again(int hint, uintptr_t buffer, uintptr_t start, uintptr_t end,
+                                const void *stream)
+{
+    PAGES(start, end);
+    int i = find(hint, buffer, start, end, stream);
+    if (i >= 0)
+        ranges[i].count++;
+    return i;
+}
+
+int aclsim__check_protect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *stream,
+                          bool on, const char *report)
+{
+    PAGES(start, end);
     for (int i = 0; i < SLOTS; i++) {
         if (atomic_load_explicit(&ranges[i].start, memory_order_relaxed))
             continue;
         ranges[i].end = end;
         ranges[i].buffer = buffer;
-        ranges[i].task = task;
+        ranges[i].count = 1;
         snprintf(ranges[i].report, sizeof ranges[i].report, "aclsim check: early-host-access: %s\n",
                  report);
         atomic_store(&ranges[i].reported, false);
@@ -177,22 +203,27 @@ void aclsim__check_protect(uintptr_t buffer, uintptr_t start, uintptr_t end, con
         if (atomic_exchange(&ranges[i].lent, NULL))
             atomic_fetch_sub(&lent_count, 1);
         atomic_store_explicit(&ranges[i].start, start, memory_order_release);
+        if (i >= atomic_load(&used))
+            atomic_store(&used, i + 1);
         install();
+        /* (Pages another entry covers are protected already, or were made
+         * accessible by the handler: then this task is reported anew.) */
         if (on)
             mprotect((void *)start, end - start, PROT_NONE);
-        return;
+        return i;
     }
-    /* (more copies pending at once than slots: that one is unchecked) */
+    return -1;   /* (more pending at once than slots: that one is unchecked) */
 }
 
 /* Makes [from, to) accessible but the pages entries of buffer other than
  * slot skip cover (they stay protected). */
 static void open_uncovered(uintptr_t buffer, int skip, uintptr_t from, uintptr_t to)
 {
+    int n = atomic_load(&used);
     while (from < to) {
         /* The first covered piece at or after from. */
         uintptr_t lo = to, hi = to;
-        for (int i = 0; i < SLOTS; i++) {
+        for (int i = 0; i < n; i++) {
             if (i == skip || ranges[i].buffer != buffer || !covers(i, from, to))
                 continue;
             uintptr_t s = atomic_load(&ranges[i].start);
@@ -206,26 +237,28 @@ static void open_uncovered(uintptr_t buffer, int skip, uintptr_t from, uintptr_t
     }
 }
 
-void aclsim__check_unprotect(uintptr_t buffer, uintptr_t start, uintptr_t end, const void *task)
+int aclsim__check_unprotect(int hint, uintptr_t buffer, uintptr_t start, uintptr_t end,
+                            const void *stream)
 {
-    start &= ~(PAGE - 1);
-    end = (end + PAGE - 1) & ~(PAGE - 1);
-    for (int i = 0; i < SLOTS; i++) {
-        if (atomic_load(&ranges[i].start) != start || ranges[i].end != end ||
-            ranges[i].buffer != buffer || ranges[i].task != task)
-            continue;
-        if (atomic_load(&ranges[i].on))
-            open_uncovered(buffer, i, start, end);
-        if (atomic_exchange(&ranges[i].lent, NULL))
-            atomic_fetch_sub(&lent_count, 1);
-        atomic_store_explicit(&ranges[i].start, 0, memory_order_release);
-        return;
-    }
+    PAGES(start, end);
+    int i = find(hint, buffer, start, end, stream);
+    if (i < 0 || --ranges[i].count > 0)
+        return i;
+    if (atomic_load(&ranges[i].on))
+        open_uncovered(buffer, i, start, end);
+    if (atomic_exchange(&ranges[i].lent, NULL))
+        atomic_fetch_sub(&lent_count, 1);
+    atomic_store_explicit(&ranges[i].start, 0, memory_order_release);
+    int n = atomic_load(&used);
+    while (n > 0 && !atomic_load_explicit(&ranges[n - 1].start, memory_order_relaxed))
+        n--;
+    atomic_store(&used, n);
+    return -1;
 }
 
 void aclsim__check_protect_buffer(uintptr_t buffer, bool on)
 {
-    for (int i = 0; i < SLOTS; i++) {
+    for (int i = 0, n = atomic_load(&used); i < n; i++) {
         uintptr_t start = atomic_load(&ranges[i].start);
         if (!start || ranges[i].buffer != buffer || atomic_load(&ranges[i].on) == on)
             continue;
@@ -244,7 +277,7 @@ bool aclsim__check_lent(void)
 
 void aclsim__check_reprotect(void)
 {
-    for (int i = 0; i < SLOTS && atomic_load(&lent_count) > 0; i++) {
+    for (int i = 0, n = atomic_load(&used); i < n && atomic_load(&lent_count) > 0; i++) {
         /* (Unmarked first: a fault after the protection lends it again.) */
         if (!atomic_exchange(&ranges[i].lent, NULL))
             continue;

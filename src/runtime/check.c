@@ -343,8 +343,10 @@ struct use {
     const void *stream_handle;
     bool default_stream;
     /* early-host-access (check-host.c), page-locked memory: pending tasks
-     * that do not run through the alias (not copies or memsets). */
+     * that do not run through the alias (not copies or memsets), and the
+     * latest slot of its protected pages (-1: none). */
     uint32_t others;
+    int slot;
 };
 #define USE_BUCKETS 1024u
 static struct use *uses[USE_BUCKETS];
@@ -447,7 +449,7 @@ static struct aclsim__heap *alloc_of(const void *p, struct aclsim__alloc *a)
     return h && aclsim__heap_find(h, p, a) && a->lead ? h : NULL;
 }
 
-/* early-host-access: task t (on stream s) starting to use (on: 1) or no
+/* early-host-access: task t (on stream s) starting to use (delta 1) or no
  * longer using (-1) the bytes [p, p + n) of u, a page-locked allocation of
  * size bytes: their pages are protected while it is pending (check-host.c).
  * Under use_lock. */
@@ -460,8 +462,14 @@ static void host_protection(struct use *u, size_t size, const struct aclsim__tas
     uintptr_t from = (uintptr_t)aclsim__check_unalias(p), to = from + (n ? n : size);
     from = from < u->addr ? u->addr : from;
     to = to > u->addr + size || to < from ? u->addr + size : to;
+    const struct aclsim__stream *on = s ? s : t->check_stream;
     if (delta < 0) {
-        aclsim__check_unprotect(u->addr, from, to, t);
+        aclsim__check_unprotect(u->slot, u->addr, from, to, on);
+        return;
+    }
+    int again = aclsim__check_protect_again(u->slot, u->addr, from, to, on);
+    if (again >= 0) {
+        u->slot = again;
         return;
     }
     struct aclsim__alloc a = {.addr = u->addr, .size = size, .kind = u->kind};
@@ -475,7 +483,7 @@ static void host_protection(struct use *u, size_t size, const struct aclsim__tas
              "done, still uses it; synchronize the stream (or an event recorded after that "
              "task) before touching the buffer", what, aclsim__check_task_name(t->kind),
              t->id, stream, s->device->id);
-    aclsim__check_protect(u->addr, from, to, t, s, u->others == 0, report);
+    u->slot = aclsim__check_protect(u->addr, from, to, s, u->others == 0, report);
 }
 
 /* A task's uses being counted (submitted: s, delta 1) or ended (released:
@@ -498,7 +506,7 @@ static void count_use(struct visit *v, uintptr_t addr, struct aclsim__heap *h, u
     bool host = h && ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST);
     if (v->delta > 0) {
         if (!u && (u = calloc(1, sizeof *u))) {   /* not aclsim__calloc: not an API failure */
-            *u = (struct use){.addr = addr, .heap = h, .kind = kind};
+            *u = (struct use){.addr = addr, .heap = h, .kind = kind, .slot = -1};
             *slot = u;
         }
         if (!u)
@@ -567,6 +575,7 @@ void aclsim__check_submitted(struct aclsim__stream *s, struct aclsim__task *t)
     if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
         return;
     struct visit v = {.s = s, .t = t, .delta = 1};
+    t->check_stream = s;
     visit_task(&v);
     t->check_counted = true;
 }
