@@ -78,23 +78,27 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
 {
     uintptr_t p = (uintptr_t)info->si_addr, page = p & ~(PAGE - 1);
     const void *own = (const void *)aclsim__tls_stream;
-    /* The entries covering p: the first, and the first of another stream. */
+    /* The entries covering p: the first (its pages then), and the first of
+     * another stream. */
     int hit = -1, foreign = -1;
+    uintptr_t from = 0, to = 0;
     int n = atomic_load(&used);
     for (int i = 0; i < n && foreign < 0; i++) {
         if (!covers(i, p, p + 1))
             continue;
-        if (hit < 0)
+        if (hit < 0) {
             hit = i;
+            from = atomic_load(&ranges[i].start);
+            to = ranges[i].end;
+        }
         if (!own || atomic_load_explicit(&ranges[i].stream, memory_order_acquire) != own)
             foreign = i;
     }
-    if (hit >= 0 && foreign < 0) {
+    if (hit >= 0 && foreign < 0 && from && from <= page && page < to) {
         /* Only the stream's own copies use the page, and host code in its
          * order touched it: lent to the stream (accessible first, then
          * marked, so that a re-protection never misses it). All of the
          * entry's pages if no other stream's copy uses one of them. */
-        uintptr_t from = atomic_load(&ranges[hit].start), to = ranges[hit].end;
         for (int i = 0; i < n; i++)
             if (covers(i, from, to) && atomic_load(&ranges[i].stream) != own) {
                 from = page, to = page + PAGE;

@@ -503,7 +503,7 @@ static void count_use(struct visit *v, uintptr_t addr, struct aclsim__heap *h, u
 {
     const struct aclsim__task *t = v->t;
     struct use **slot = use_slot(addr), *u = *slot;
-    bool host = h && ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST);
+    bool host = h == &aclsim__host_heap && ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST);
     if (v->delta > 0) {
         if (!u && (u = calloc(1, sizeof *u))) {   /* not aclsim__calloc: not an API failure */
             *u = (struct use){.addr = addr, .heap = h, .kind = kind, .slot = -1};
