@@ -3,7 +3,10 @@
  * detector, early-host-access too, as "all" and the JSON number 1 do); host
  * code that runs in a stream's order (a host function) touching a buffer
  * only that stream's queued copies use is no early host access, while one
- * on another stream is; and ACLSIM_CHECK_STOP: the first report ends the
+ * on another stream is; only the pages pending copies use are protected
+ * (a page far from a 4-byte copy is not, a page two streams' copies use
+ * stays protected until both are done); and ACLSIM_CHECK_STOP: the first
+ * report ends the
  * process with abort() (run in a child process: this test program executes
  * itself with --child).
  */
