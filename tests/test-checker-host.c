@@ -6,9 +6,8 @@
  * on another stream is; only the pages pending copies use are protected
  * (a page far from a 4-byte copy is not, a page two streams' copies use
  * stays protected until both are done); and ACLSIM_CHECK_STOP: the first
- * report ends the
- * process with abort() (run in a child process: this test program executes
- * itself with --child).
+ * report ends the process with abort() (run in a child process: this test
+ * program executes itself with --child).
  */
 #include <stdarg.h>
 #include <stddef.h>
