@@ -14,7 +14,9 @@
  *   context (context.c)   contexts, per-thread current context
  *   executor (executor.c) per-device worker pools: run streams' tasks and jobs
  *   stream  (stream.c)    streams: create/destroy, resolve, submit, wait
- *   event   (event.c)     events: record/wait tasks, parking, host-side waits
+ *   event   (event.c, event-query.c, event-ipc.c, event.h)  events: record/
+ *                         wait tasks, parking; host-side waits and queries;
+ *                         IPC events (the map of files: event.h)
  *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
  *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c), host
@@ -1303,7 +1305,8 @@ aclError aclsim__ipc_allow(const struct aclsim__ipc_ref *r, const int32_t *pid, 
                            const char *api);
 void aclsim__ipc_key(const struct aclsim__ipc_ref *r, char key[ACLSIM_IPC_KEY_LEN]);
 bool aclsim__ipc_live(const struct aclsim__ipc_ref *r);
-/* IPC events (event.c): record numbers, queued/complete, reached. */
+/* IPC events (event-ipc.c; event.c and event-query.c for their waits):
+ * record numbers, queued/complete, reached. */
 uint64_t aclsim__ipc_event_next(const struct aclsim__ipc_ref *r);
 void aclsim__ipc_event_queued(const struct aclsim__ipc_ref *r, uint64_t seq);
 uint64_t aclsim__ipc_event_latest(const struct aclsim__ipc_ref *r, bool queued);
