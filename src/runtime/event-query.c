@@ -3,8 +3,9 @@
  * (aclrtSynchronizeEvent*), the status queries (aclrtQueryEvent*), elapsed
  * time and timestamps of records, event ids and how many a device has left.
  * The events themselves, their records and stream waits are in event.c, IPC
- * events in event-ipc.c (their records live in ipc.c's shared slot, so the
- * waits and queries here poll that slot for them); event.h has the object.
+ * events in event-ipc.c (their records live in ipc.c's shared slot, so for
+ * them the host wait here polls that slot and the queries read it); event.h
+ * has the object.
  */
 #include "event.h"
 
