@@ -14,13 +14,17 @@
  *   context (context.c)   contexts, per-thread current context
  *   executor (executor.c) per-device worker pools: run streams' tasks and jobs
  *   stream  (stream.c)    streams: create/destroy, resolve, submit, wait
- *   event   (event.c)     events: record/wait tasks, parking, host-side waits
+ *   event   (event.c, event-query.c, event-ipc.c, event.h)  events: record/
+ *                         wait tasks, parking; host-side waits and queries;
+ *                         IPC events (the map of files: event.h)
  *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
  *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c), host
  *                         registration (hostreg.c), managed memory (managed.c)
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
- *   kernel  (kernel.c)    kernel registry and launches
+ *   kernel  (kernel.c, kernel-block.c, kernel-query.c, kernel.h)  kernel
+ *                         registry and launches; running a launch's blocks;
+ *                         function queries (the map of files: kernel.h)
  *   binary  (binary.c)    kernel binaries (shared objects)
  *   kargs   (kargs.c)     kernel argument lists (aclrtKernelArgs*)
  *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
@@ -190,7 +194,7 @@ struct aclsim__config {
     char trace_path[256];
     uint32_t trace_events;
     bool profile;
-    bool serial_blocks;                      /* ACLSIM_BLOCK_ORDER=serial (kernel.c) */
+    bool serial_blocks;                      /* ACLSIM_BLOCK_ORDER=serial (kernel-block.c) */
     unsigned check;                          /* ACLSIM_CHECK: detectors (check.c) */
     bool check_stop;                         /* ACLSIM_CHECK_STOP: abort at the first report */
 };
@@ -262,7 +266,7 @@ aclError aclsim__not_initialized(const char *api);   /* the 100001 and its messa
 
 /* ---- trace.c: the tracer (docs/tracing.md) -------------------------------
  * Hooks, each one marked "TRACE HOOK": aclsim__submit (stream.c), the
- * worker's task loop (executor.c run_claimed), kernel blocks (kernel.c
+ * worker's task loop (executor.c run_claimed), kernel blocks (kernel-block.c
  * run_block), synchronous copies (memory.c, symbol.c), and API entry
  * (ACLSIM_REQUIRE_INIT below). Off, each costs one relaxed load and a
  * predictable branch: no lock, no allocation. */
@@ -1061,7 +1065,7 @@ extern _Thread_local struct aclsim__stream *aclsim__tls_stream;
  * own stream or device (what: "this stream", "this device", ...). */
 aclError aclsim__refuse_self_wait(const char *api, const char *what);
 
-/* Thread-local state of the block a worker is running (kernel.c). */
+/* Thread-local state of the block a worker is running (kernel-block.c). */
 extern _Thread_local uint32_t aclsim__tls_block_idx, aclsim__tls_block_num,
     aclsim__tls_device_slot;
 /* What a failed kernel reports (failure.c fills in the rest). */
@@ -1149,7 +1153,7 @@ aclError aclsim__device_report(struct aclsim__context *ctx, const char *api);
 /* aclsim__submit: a context stopped by a failure refuses tasks (its code). */
 aclError aclsim__context_refuse(struct aclsim__context *ctx, const char *api);
 /* Bumped by each aclrtDeviceTaskAbort on dev: blocks of a kernel launched
- * under an older generation are skipped (kernel.c). */
+ * under an older generation are skipped (kernel-block.c). */
 unsigned aclsim__abort_generation(const struct aclsim__device *dev);
 /* Op execute timeout in nanoseconds (UINT64_MAX: never). */
 uint64_t aclsim__op_execute_timeout_ns(void);
@@ -1305,7 +1309,8 @@ aclError aclsim__ipc_allow(const struct aclsim__ipc_ref *r, const int32_t *pid, 
                            const char *api);
 void aclsim__ipc_key(const struct aclsim__ipc_ref *r, char key[ACLSIM_IPC_KEY_LEN]);
 bool aclsim__ipc_live(const struct aclsim__ipc_ref *r);
-/* IPC events (event.c): record numbers, queued/complete, reached. */
+/* IPC events (event-ipc.c; event.c and event-query.c for their waits):
+ * record numbers, queued/complete, reached. */
 uint64_t aclsim__ipc_event_next(const struct aclsim__ipc_ref *r);
 void aclsim__ipc_event_queued(const struct aclsim__ipc_ref *r, uint64_t seq);
 uint64_t aclsim__ipc_event_latest(const struct aclsim__ipc_ref *r, bool queued);
@@ -1632,7 +1637,7 @@ struct aclsim__gm_range { uintptr_t lo, hi; uint8_t how; };   /* bytes [lo, hi);
 bool aclsim__check_race_kernel(struct aclsim__stream *s, const struct aclsim__task *t,
                                const struct aclsim__gm_range *r, size_t n, char *why,
                                size_t len);
-/* kernel.c: the kernel task the calling thread runs a block of (NULL: none). */
+/* kernel-block.c: the kernel task the calling thread runs a block of (NULL: none). */
 const struct aclsim__task *aclsim__running_kernel_task(void);
 /* check-uninit.c: the first run of unwritten bytes of [lo, hi) in a (which
  * must be an allocation filled with the pattern: false otherwise). words:
@@ -1640,7 +1645,7 @@ const struct aclsim__task *aclsim__running_kernel_task(void);
  * word [lo, hi) touches (clipped to a) counts (a kernel's small reads). */
 bool aclsim__check_unwritten(const struct aclsim__alloc *a, uintptr_t lo, uintptr_t hi,
                              bool words, uintptr_t *first, uintptr_t *last);
-/* kernel.c: block index of t finished on this thread. */
+/* kernel-block.c: block index of t finished on this thread. */
 void aclsim__check_block_done(struct aclsim__device *dev, struct aclsim__task *t,
                               uint32_t index);
 /* memory.c: p (in heap memory w) is in no live allocation: appends what the
@@ -1681,7 +1686,7 @@ char *aclsim__args_block(const aclsimKernel *k, size_t n, char **values, size_t 
  * the function (`uint32_t fn(void *args)`, non-zero return: the kernel
  * failed, 507018) and its argument block. */
 struct aclsim__cpu_call { uint32_t (*fn)(void *args); void *args; };
-void aclsim__cpu_invoke(void *const *args);
+void aclsim__cpu_invoke(void *const *args);   /* (kernel-block.c, as aclsim__cpu_block) */
 static inline bool aclsim__kernel_is_cpu(const aclsimKernel *k)
 {
     return k->invoke == aclsim__cpu_invoke;

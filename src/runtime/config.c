@@ -517,7 +517,7 @@ static aclError apply(int i, const struct value *v, struct aclsim__config *c)
             return refuse(v, "0 or 1");
         c->profile = u == 1;
         break;
-    case S_BLOCK_ORDER:   /* kernel.c: how a launch's blocks are scheduled */
+    case S_BLOCK_ORDER:   /* kernel-block.c: how a launch's blocks are scheduled */
         if (!v->text || (strcmp(v->text, "parallel") != 0 && strcmp(v->text, "serial") != 0))
             return refuse(v, "parallel (blocks on all workers) or serial (one block at a time, "
                              "in index order)");

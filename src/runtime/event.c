@@ -1,6 +1,8 @@
 /*
- * Events: records, resets and waits queued on streams, and the host calls
- * that wait for or query them.
+ * Events: creation and destruction, and the records, resets and waits
+ * queued on streams. The host calls that wait for or query events are in
+ * event-query.c, IPC events in event-ipc.c; the event object and what the
+ * three share are in event.h.
  *
  * Every record gets a sequence number; a stream wait waits for the latest
  * record made before it. Events created by aclrtCreateEvent and
@@ -12,61 +14,14 @@
  * only its record, a wait before any record passes, and reset/query calls
  * are refused. A wait that cannot pass parks its stream (wait.c).
  */
-#include "internal.h"
+#include "event.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* CANN's runtime flags: ACL_EVENT_* plus DDSYNC, which aclrtCreateEvent's
- * events carry (RT_EVENT_DEFAULT = DDSYNC | TIME_LINE | STREAM_MARK). */
-#define EV_DDSYNC 0x04u
-#define EV_DEFAULT (EV_DDSYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS)
-#define ACLSIM_IPC_EVENT_KEY (ACL_IPC_EVENT_HANDLE_SIZE + 1)
 #define EV_WITH_FLAG_MAX 0x3Fu   /* aclrtCreateEventWithFlag */
 #define EV_EX_MAX (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | EV_DDSYNC | \
                    ACL_EVENT_TIME_LINE | ACL_EVENT_IPC)
-
-struct aclsim__event {
-    void *handle;
-    pthread_mutex_t lock;
-    pthread_cond_t done;            /* broadcast when a record finishes (monotonic clock) */
-    uint64_t recorded;              /* sequence number of the latest record */
-    /* The latest record already queued on its stream. A record takes its
-     * number before it is queued (the event lock cannot be held over the
-     * submit), so a stream wait samples this one, never a number still on
-     * its way: otherwise two threads recording and waiting crosswise on two
-     * streams could queue each wait ahead of the record the other waits for,
-     * and both streams would wait forever. */
-    uint64_t queued;
-    /* Records finish out of order when they sit on different streams, and a
-     * wait must wait for its own record, not for any later one: records
-     * 1..done_upto have all finished, and done_after[] lists the finished
-     * ones above that (few: only records racing on different streams). */
-    uint64_t done_upto;
-    uint64_t *done_after;
-    uint32_t ndone_after, cap_done_after;
-    uint64_t stamp_seq;             /* latest record with a timestamp, and its time */
-    struct timespec stamp;
-    struct aclsim__waitq waiters;   /* streams parked on a wait */
-    atomic_uint refs;               /* handle + tasks + waiting host threads */
-    struct aclsim__event *prev_live, *next_live;   /* live_events, under live_lock */
-    /* Fixed at creation. */
-    uint32_t flags;                 /* runtime flags (EV_DEFAULT for aclrtCreateEvent) */
-    bool ex;                        /* aclrtCreateEventExWithFlag */
-    int32_t device;                 /* where it was created */
-    /* Under lock. */
-    bool set;                       /* the hardware flag (not for ex events) */
-    bool has_id;
-    uint32_t id;
-    int8_t record_flag, wait_flag;  /* -1 until the first record / wait fixes them */
-    uint64_t waits_issued, waits_done;
-    /* IPC events (ACL_EVENT_IPC, or opened from a handle): the records and
-     * their completions live in the shared slot (ipc.c), where any process
-     * that has the event records and waits; ipc_owner: this process created
-     * it (destroying it closes the handle). Fixed at creation. */
-    bool is_ipc, ipc_owner;
-    struct aclsim__ipc_ref ipc;
-};
 
 /* Events not yet destroyed: aclFinalize destroys what the program forgot. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -98,7 +53,7 @@ void aclsim__event_unref(struct aclsim__event *ev)
 }
 
 /* Events a device holds at most (CANN's support tables). */
-static uint32_t event_limit(void)
+uint32_t aclsim__event_limit(void)
 {
     switch (aclsim__soc_current()->family) {
     case ACLSIM_FAMILY_INFERENCE: return 1023;
@@ -107,8 +62,13 @@ static uint32_t event_limit(void)
     }
 }
 
+uint32_t aclsim__event_ids_used(int32_t device)
+{
+    return aclsim__id_used(&event_ids[device]);
+}
+
 /* Whether record seq of ev has finished. Caller holds ev->lock. */
-static bool reached_locked(const struct aclsim__event *ev, uint64_t seq)
+bool aclsim__event_reached_locked(const struct aclsim__event *ev, uint64_t seq)
 {
     if (seq <= ev->done_upto)
         return true;
@@ -122,7 +82,7 @@ static bool reached_locked(const struct aclsim__event *ev, uint64_t seq)
 static bool wait_passes(struct aclsim__task *t)
 {
     struct aclsim__event *ev = t->u.sync.obj;
-    return reached_locked(ev, t->u.sync.value) && (ev->ex || ev->set);
+    return aclsim__event_reached_locked(ev, t->u.sync.value) && (ev->ex || ev->set);
 }
 
 /* Marks record seq of ev as finished (stamped with the time when it ran, or
@@ -201,7 +161,7 @@ static bool wait_unpark(struct aclsim__task *t, struct aclsim__stream *s)
 }
 
 /* A wait task is done (passed or discarded): aclrtQueryEventWaitStatus. */
-static void wait_release(struct aclsim__task *t)
+void aclsim__event_wait_release(struct aclsim__task *t)
 {
     struct aclsim__event *ev = t->u.sync.obj;
     pthread_mutex_lock(&ev->lock);
@@ -220,7 +180,7 @@ static void reset_signal(struct aclsim__task *t, bool discarded)
     pthread_mutex_unlock(&ev->lock);
 }
 
-static void release_event(struct aclsim__task *t)
+void aclsim__event_release_task(struct aclsim__task *t)
 {
     aclsim__event_unref(t->u.sync.obj);
 }
@@ -242,12 +202,12 @@ static void wait_retain(struct aclsim__task *t)
 
 static const struct aclsim__wait_ops event_wait_ops = {
     .what = "an event", .ready = wait_ready, .park = wait_park, .unpark = wait_unpark,
-    .release = wait_release, .retain = wait_retain};
+    .release = aclsim__event_wait_release, .retain = wait_retain};
 static const struct aclsim__wait_ops event_reset_ops = {
-    .what = "an event", .signal = reset_signal, .release = release_event,
+    .what = "an event", .signal = reset_signal, .release = aclsim__event_release_task,
     .retain = retain_event};
 
-/* ---- for model runtime instances (modelri.c) ------------------------------ */
+/* ---- for model runtime instances (modelri-*.c) ---------------------------- */
 
 bool aclsim__is_event_wait(const struct aclsim__task *t)
 {
@@ -295,36 +255,6 @@ uint64_t aclsim__event_latest(struct aclsim__event *ev)
     return q;
 }
 
-/* IPC events: a record is a signal task that marks its number finished in
- * the shared slot (also when discarded: nobody waits forever); a wait is
- * polled by the watcher (wait.c), as no other process can wake this one's
- * streams. */
-static void ipc_record_signal(struct aclsim__task *t, bool discarded)
-{
-    struct aclsim__event *ev = t->u.sync.obj;
-    (void)discarded;
-    aclsim__ipc_event_done(&ev->ipc, t->u.sync.value);
-}
-
-static bool ipc_wait_passes(struct aclsim__task *t)
-{
-    struct aclsim__event *ev = t->u.sync.obj;
-    return aclsim__ipc_event_reached(&ev->ipc, t->u.sync.value);
-}
-
-static bool ipc_wait_park(struct aclsim__task *t, struct aclsim__stream *s)
-{
-    if (ipc_wait_passes(t))
-        return false;
-    s->state = ACLSIM_STREAM_PARKED;   /* only the watcher's list holds it */
-    return true;
-}
-
-static const struct aclsim__wait_ops ipc_record_ops = {
-    .what = "an IPC event", .signal = ipc_record_signal, .release = release_event};
-static const struct aclsim__wait_ops ipc_wait_ops = {
-    .what = "an IPC event", .ready = ipc_wait_passes, .park = ipc_wait_park,
-    .poll = ipc_wait_passes, .release = wait_release};
 
 /* ---- events --------------------------------------------------------------- */
 
@@ -332,8 +262,8 @@ static const struct aclsim__wait_ops ipc_wait_ops = {
  * drops it with event_unref). Lookup and reference happen under live_lock,
  * where aclrtDestroyEvent frees the handle, so a racing destroy cannot free
  * the event in between. */
-static struct aclsim__event *event_of(aclrtEvent event, const char *what, const char *api,
-                                      aclError *err)
+struct aclsim__event *aclsim__event_of(aclrtEvent event, const char *what, const char *api,
+                                       aclError *err)
 {
     if (!event) {
         *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", what);
@@ -351,13 +281,13 @@ static struct aclsim__event *event_of(aclrtEvent event, const char *what, const 
 }
 
 /* The SoC check every event function makes after its NULL checks. */
-static aclError events_supported(const char *api)
+aclError aclsim__events_supported(const char *api)
 {
     return aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
 }
 
 /* Looks up event for api: init, NULL (100000), SoC (207000), handle (107017). */
-static struct aclsim__event *event_for(aclrtEvent event, const char *api, aclError *err)
+struct aclsim__event *aclsim__event_for(aclrtEvent event, const char *api, aclError *err)
 {
     ACLSIM_TRACE_API_SCOPE(api);   /* (the event calls check init here, not with ACLSIM_REQUIRE_INIT) */
     if (!aclsim__initialized()) {
@@ -368,21 +298,18 @@ static struct aclsim__event *event_for(aclrtEvent event, const char *api, aclErr
         *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
         return NULL;
     }
-    if ((*err = events_supported(api)))
+    if ((*err = aclsim__events_supported(api)))
         return NULL;
-    return event_of(event, "event", api, err);
+    return aclsim__event_of(event, "event", api, err);
 }
-
-static aclError create_event_ipc(aclrtEvent *event, uint32_t flags, bool ex,
-                                 const struct aclsim__ipc_ref *opened, const char *api);
 
 /* Gives ev an id if it has none (the caller holds ev->lock); 207007 when
  * its device has none left. */
-static aclError take_id_locked(struct aclsim__event *ev, const char *api)
+aclError aclsim__event_take_id_locked(struct aclsim__event *ev, const char *api)
 {
     if (ev->has_id)
         return ACL_SUCCESS;
-    if (!aclsim__id_take(&event_ids[ev->device], event_limit(), &ev->id))
+    if (!aclsim__id_take(&event_ids[ev->device], aclsim__event_limit(), &ev->id))
         return aclsim__fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, api,
                             "device %d has no event left (%u events hold ids)", ev->device,
                             aclsim__id_used(&event_ids[ev->device]));
@@ -392,13 +319,13 @@ static aclError take_id_locked(struct aclsim__event *ev, const char *api)
 
 static aclError create_event(aclrtEvent *event, uint32_t flags, bool ex, const char *api)
 {
-    return create_event_ipc(event, flags, ex, NULL, api);
+    return aclsim__event_create(event, flags, ex, NULL, api);
 }
 
 /* opened: an IPC event another process shared (aclrtIpcOpenEventHandle);
  * ACL_EVENT_IPC without it: exported now. */
-static aclError create_event_ipc(aclrtEvent *event, uint32_t flags, bool ex,
-                                 const struct aclsim__ipc_ref *opened, const char *api)
+aclError aclsim__event_create(aclrtEvent *event, uint32_t flags, bool ex,
+                              const struct aclsim__ipc_ref *opened, const char *api)
 {
     struct aclsim__context *ctx = NULL;
     aclError err = aclsim__current_context(api, &ctx);
@@ -433,7 +360,8 @@ static aclError create_event_ipc(aclrtEvent *event, uint32_t flags, bool ex,
     ev->record_flag = ev->wait_flag = -1;
     /* Events made for synchronization hold an id (and count against the
      * device's limit) from creation, the others from their first record. */
-    if (!ex && (flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL)) && (err = take_id_locked(ev, api))) {
+    if (!ex && (flags & (ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL)) &&
+        (err = aclsim__event_take_id_locked(ev, api))) {
         aclsim__event_unref(ev);
         return err;
     }
@@ -459,7 +387,7 @@ static aclError create_checks(aclrtEvent *event, const char *api)
     ACLSIM_SNAPSHOT_GATE(api);
     if (!event)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
-    return events_supported(api);
+    return aclsim__events_supported(api);
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event)
@@ -519,7 +447,7 @@ aclError aclrtDestroyEvent(aclrtEvent event)
     aclError err = aclsim__snapshot_check(api);
     if (err)
         return err;
-    struct aclsim__event *ev = event_for(event, api, &err);
+    struct aclsim__event *ev = aclsim__event_for(event, api, &err);
     if (!ev)
         return err;
     /* Queued records and waits keep their reference; they still run. */
@@ -605,30 +533,9 @@ static aclError external_use(struct aclsim__event *ev, bool record, aclrtStream 
         err = aclsim__fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, api,
                            "the EXTERNAL flag is for a stream being captured into an ACL graph; "
                            "stream %p is not being captured", stream);
-    return err;   /* captured: the record or wait goes on (modelri.c) */
+    return err;   /* captured: the record or wait goes on (modelri-capture.c) */
 }
 
-/* An IPC event's record (the task takes the caller's reference): numbered
- * in the shared slot, marked queued once it is on the stream. */
-static aclError ipc_record(struct aclsim__event *ev, struct aclsim__sref s, const char *api)
-{
-    pthread_mutex_lock(&ev->lock);
-    aclError err = take_id_locked(ev, api);
-    pthread_mutex_unlock(&ev->lock);
-    if (err)
-        return err;
-    uint64_t seq = aclsim__ipc_event_next(&ev->ipc);
-    struct aclsim__task t = {.kind = ACLSIM_TASK_SIGNAL,
-                             .u.sync = {.ops = &ipc_record_ops, .obj = ev, .value = seq}};
-    atomic_fetch_add(&ev->refs, 1);   /* the task's (the caller keeps its own) */
-    if ((err = aclsim__submit(s, &t, api, NULL))) {
-        aclsim__ipc_event_done(&ev->ipc, seq);   /* the number is taken: retire it */
-        aclsim__event_unref(ev);
-    } else {
-        aclsim__ipc_event_queued(&ev->ipc, seq);
-    }
-    return err;
-}
 
 static aclError record(struct aclsim__event *ev, aclrtStream stream, uint32_t flag,
                        const char *api)
@@ -646,12 +553,12 @@ aclError aclsim__event_record_on(struct aclsim__event *ev, struct aclsim__sref s
 {
     aclError err;
     if (ev->is_ipc)
-        return ipc_record(ev, s, api);
+        return aclsim__event_ipc_record(ev, s, api);
     struct aclsim__task t = {.kind = ACLSIM_TASK_RECORD, .u.event.event = ev};   /* takes our ref */
     /* A record gets a new sequence number. The event lock cannot be held
      * over the submit (lock order is stream -> event). */
     pthread_mutex_lock(&ev->lock);
-    err = take_id_locked(ev, api);
+    err = aclsim__event_take_id_locked(ev, api);
     t.u.event.seq = err ? 0 : ++ev->recorded;
     pthread_mutex_unlock(&ev->lock);
     if (err)
@@ -675,7 +582,7 @@ aclError aclsim__event_record_on(struct aclsim__event *ev, struct aclsim__sref s
 static aclError record_event(aclrtEvent event, aclrtStream stream, uint32_t flag, const char *api)
 {
     aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_for(event, api, &err);
+    struct aclsim__event *ev = aclsim__event_for(event, api, &err);
     if (!ev)
         return err;
     err = flag ? external_use(ev, true, stream, api) : ACL_SUCCESS;
@@ -709,7 +616,7 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
                            uint32_t flag, const char *api)
 {
     aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_for(event, api, &err);
+    struct aclsim__event *ev = aclsim__event_for(event, api, &err);
     if (!ev)
         return err;
     if (!(err = check_host_use(ev, api)) && !can_wait(ev))
@@ -731,8 +638,8 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
     pthread_mutex_lock(&ev->lock);
     t.u.sync.value = ev->is_ipc ? aclsim__ipc_event_latest(&ev->ipc, true) : ev->queued;
     if (ev->is_ipc)
-        t.u.sync.ops = &ipc_wait_ops;
-    bool nothing = ev->ex && t.u.sync.value == 0 && !flag;   /* (EXTERNAL: captured, see modelri.c) */
+        t.u.sync.ops = &aclsim__event_ipc_wait_ops;
+    bool nothing = ev->ex && t.u.sync.value == 0 && !flag;   /* (EXTERNAL: captured, modelri-capture.c) */
     if (!nothing)
         ev->waits_issued++;
     pthread_mutex_unlock(&ev->lock);
@@ -742,7 +649,7 @@ static aclError wait_event(aclrtStream stream, aclrtEvent event, uint32_t timeou
     }
     uint64_t recno = t.u.sync.value;
     if ((err = aclsim__submit(s, &t, api, NULL)))
-        wait_release(&t);   /* counts it done, drops the reference */
+        aclsim__event_wait_release(&t);   /* counts it done, drops the reference */
     else
         aclsim__mempool_note_wait(s, event, recno);   /* memory pools' event reuse */
     return err;
@@ -796,7 +703,7 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 {
     static const char api[] = "aclrtResetEvent";
     aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_for(event, api, &err);
+    struct aclsim__event *ev = aclsim__event_for(event, api, &err);
     if (!ev)
         return err;
     struct aclsim__sref s;
@@ -815,364 +722,6 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
     if (err || (err = aclsim__submit(s, &t, api, NULL)))
         aclsim__event_unref(ev);
     return err;
-}
-
-/* 207000 for the calls an ACL_EVENT_EXTERNAL event refuses. */
-static aclError refuse_external(const struct aclsim__event *ev, const char *api)
-{
-    aclError err = aclsim__capture_refuse_event(ev, api);   /* 107028 during a capture */
-    if (err)
-        return err;
-    if (ev->flags == ACL_EVENT_EXTERNAL)
-        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
-                            "an ACL_EVENT_EXTERNAL event (for task capture) does not support "
-                            "this call");
-    return ACL_SUCCESS;
-}
-
-/* Waits (on the host) for the latest record of ev made before the call;
- * timeout_ms < 0: forever. False on timeout. */
-static bool host_wait(struct aclsim__event *ev, int32_t timeout_ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    if (timeout_ms > 0) {
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-    }
-    bool ok = true;
-    if (ev->is_ipc) {   /* no other process signals ev->done: poll, 100 us apart */
-        uint64_t target = aclsim__ipc_event_latest(&ev->ipc, false);
-        struct timespec nap = {0, 100000};
-        while (target && !aclsim__ipc_event_reached(&ev->ipc, target)) {
-            struct timespec now;
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            if (timeout_ms > 0 && (now.tv_sec > until.tv_sec ||
-                                   (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec)))
-                return false;
-            nanosleep(&nap, NULL);
-        }
-        return true;
-    }
-    pthread_mutex_lock(&ev->lock);
-    uint64_t target = ev->recorded;   /* the latest record made before this call */
-    while (!reached_locked(ev, target)) {
-        if (timeout_ms < 0) {
-            pthread_cond_wait(&ev->done, &ev->lock);
-        } else if (pthread_cond_timedwait(&ev->done, &ev->lock, &until) != 0 &&
-                   !reached_locked(ev, target)) {
-            ok = false;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&ev->lock);
-    return ok;
-}
-
-aclError aclrtSynchronizeEvent(aclrtEvent event)
-{
-    static const char api[] = "aclrtSynchronizeEvent";
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_for(event, api, &err);
-    if (!ev)
-        return err;
-    if (!(err = refuse_external(ev, api)))
-        host_wait(ev, -1);
-    aclsim__event_unref(ev);
-    return err;
-}
-
-aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
-{
-    static const char api[] = "aclrtSynchronizeEventWithTimeout";
-    ACLSIM_REQUIRE_INIT(api);
-    if (timeout < -1)
-        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                            "timeout %d is invalid: -1 (wait forever) or a positive number of "
-                            "milliseconds", timeout);
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_for(event, api, &err);
-    if (!ev)
-        return err;
-    if (timeout == 0)
-        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                           "timeout 0 is invalid: -1 (wait forever) or a positive number of "
-                           "milliseconds");
-    else if (!(err = refuse_external(ev, api)) && !host_wait(ev, timeout))
-        err = aclsim__fail(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, api,
-                           "event %p was not reached within %d ms", event, timeout);
-    aclsim__event_unref(ev);
-    return err;
-}
-
-/* The state of the latest record: 0 none, 1 queued or running, 2 done. */
-static int latest_record(struct aclsim__event *ev)
-{
-    if (ev->is_ipc) {
-        uint64_t latest = aclsim__ipc_event_latest(&ev->ipc, false);
-        return latest == 0 ? 0 : aclsim__ipc_event_reached(&ev->ipc, latest) ? 2 : 1;
-    }
-    pthread_mutex_lock(&ev->lock);
-    int st = ev->recorded == 0 ? 0 : reached_locked(ev, ev->recorded) ? 2 : 1;
-    pthread_mutex_unlock(&ev->lock);
-    return st;
-}
-
-/* init, the out-pointer, then event_for: the checks the queries start with. */
-static struct aclsim__event *query_checks(aclrtEvent event, const void *out, const char *name,
-                                          const char *api, aclError *err)
-{
-    ACLSIM_TRACE_API_SCOPE(api);   /* (as event_for) */
-    if (!aclsim__initialized()) {
-        *err = aclsim__not_initialized(api);
-        return NULL;
-    }
-    if (!out && event) {
-        *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
-        return NULL;
-    }
-    struct aclsim__event *ev = event_for(event, api, err);
-    if (ev && !out) {
-        aclsim__event_unref(ev);
-        ev = NULL;
-        *err = aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", name);
-    }
-    return ev;
-}
-
-aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
-{
-    static const char api[] = "aclrtQueryEventStatus";
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = query_checks(event, status, "status", api, &err);
-    if (!ev)
-        return err;
-    if (!(err = refuse_external(ev, api))) {
-        int st = latest_record(ev);
-        /* Before its first record a reusable event has nothing to wait for. */
-        bool done = st == 2 || (st == 0 && ev->ex);
-        *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
-    }
-    aclsim__event_unref(ev);
-    return err;
-}
-
-/* 207000 for the queries an aclrtCreateEventExWithFlag event refuses. */
-static aclError refuse_ex(const struct aclsim__event *ev, const char *api)
-{
-    if (ev->ex)
-        return aclsim__fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, api,
-                            "events created by aclrtCreateEventExWithFlag do not support this "
-                            "call (use aclrtQueryEventStatus)");
-    return refuse_external(ev, api);
-}
-
-aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
-{
-    static const char api[] = "aclrtQueryEvent";
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = query_checks(event, status, "status", api, &err);
-    if (!ev)
-        return err;
-    if (!(err = refuse_ex(ev, api)))
-        *status = latest_record(ev) == 1 ? ACL_EVENT_STATUS_NOT_READY : ACL_EVENT_STATUS_COMPLETE;
-    aclsim__event_unref(ev);
-    return err;
-}
-
-aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)
-{
-    static const char api[] = "aclrtQueryEventWaitStatus";
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = query_checks(event, status, "status", api, &err);
-    if (!ev)
-        return err;
-    if (!(err = refuse_ex(ev, api))) {
-        pthread_mutex_lock(&ev->lock);
-        bool done = ev->waits_done == ev->waits_issued;
-        pthread_mutex_unlock(&ev->lock);
-        *status = done ? ACL_EVENT_WAIT_STATUS_COMPLETE : ACL_EVENT_WAIT_STATUS_NOT_READY;
-    }
-    aclsim__event_unref(ev);
-    return err;
-}
-
-/* The timestamp of ev's latest record, if that record has run (and ev keeps
- * timestamps). */
-static bool event_stamp(struct aclsim__event *ev, struct timespec *ts)
-{
-    pthread_mutex_lock(&ev->lock);
-    bool ok = ev->recorded > 0 && ev->stamp_seq == ev->recorded;
-    *ts = ev->stamp;
-    pthread_mutex_unlock(&ev->lock);
-    return ok;
-}
-
-static aclError refuse_no_timeline(const struct aclsim__event *ev, const char *what,
-                                   const char *api)
-{
-    aclError err = refuse_external(ev, api);
-    if (!err && !(ev->flags & ACL_EVENT_TIME_LINE))
-        err = aclsim__fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, api,
-                           "%s was created without ACL_EVENT_TIME_LINE: it has no timestamps",
-                           what);
-    return err;
-}
-
-aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)
-{
-    static const char api[] = "aclrtEventElapsedTime";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!ms)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "ms is NULL");
-    if (!startEvent || !endEvent)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
-                            !startEvent ? "startEvent" : "endEvent");
-    aclError err = events_supported(api);
-    if (err)
-        return err;
-    struct aclsim__event *a = event_of(startEvent, "startEvent", api, &err);
-    if (!a)
-        return err;
-    struct aclsim__event *b = event_of(endEvent, "endEvent", api, &err);
-    if (!b) {
-        aclsim__event_unref(a);
-        return err;
-    }
-    struct timespec ta, tb;
-    if (!(err = refuse_no_timeline(a, "startEvent", api)))
-        err = refuse_no_timeline(b, "endEvent", api);
-    bool a_ok = event_stamp(a, &ta), b_ok = event_stamp(b, &tb);
-    aclsim__event_unref(a);
-    aclsim__event_unref(b);
-    if (err)
-        return err;
-    if (!a_ok)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "startEvent %p has not completed a record (record it on a stream "
-                            "and synchronize first)", startEvent);
-    if (!b_ok)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "endEvent %p has not completed a record (record it on a stream "
-                            "and synchronize first)", endEvent);
-    *ms = (float)((double)(tb.tv_sec - ta.tv_sec) * 1e3 + (double)(tb.tv_nsec - ta.tv_nsec) / 1e6);
-    return ACL_SUCCESS;
-}
-
-aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
-{
-    static const char api[] = "aclrtEventGetTimestamp";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!timestamp)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "timestamp is NULL");
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = event_for(event, api, &err);
-    if (!ev)
-        return err;
-    struct timespec ts = {0, 0};
-    if (!(err = refuse_external(ev, api))) {
-        if (latest_record(ev) == 0)
-            err = aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
-                               "event %p has never been recorded", event);
-        else if (!(err = refuse_no_timeline(ev, "the event", api)) && !event_stamp(ev, &ts))
-            err = aclsim__fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, api,
-                               "the latest record of event %p has not run yet (synchronize "
-                               "first)", event);
-    }
-    aclsim__event_unref(ev);
-    if (!err)   /* microseconds since the (simulated) device started: the monotonic clock */
-        *timestamp = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-    return err;
-}
-
-aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
-{
-    static const char api[] = "aclrtGetEventId";
-    aclError err = ACL_SUCCESS;
-    struct aclsim__event *ev = query_checks(event, eventId, "eventId", api, &err);
-    if (!ev)
-        return err;
-    pthread_mutex_lock(&ev->lock);
-    bool has = ev->has_id;
-    uint32_t id = ev->id;
-    pthread_mutex_unlock(&ev->lock);
-    aclsim__event_unref(ev);
-    if (!has)
-        return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,
-                            "event %p has no id yet: events made without ACL_EVENT_SYNC get one "
-                            "when first recorded", event);
-    *eventId = id;
-    return ACL_SUCCESS;
-}
-
-aclError aclrtGetEventAvailNum(uint32_t *eventCount)
-{
-    static const char api[] = "aclrtGetEventAvailNum";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!eventCount)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "eventCount is NULL");
-    aclError err = events_supported(api);
-    struct aclsim__context *ctx = NULL;
-    if (err || (err = aclsim__current_context(api, &ctx)))
-        return err;
-    uint32_t used = aclsim__id_used(&event_ids[aclsim__context_device(ctx)->id]), limit = event_limit();
-    *eventCount = used < limit ? limit - used : 0;
-    return ACL_SUCCESS;
-}
-
-/* ---- IPC events ---------------------------------------------------------------- */
-
-aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)
-{
-    static const char api[] = "aclrtIpcGetEventHandle";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!handle || !event)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !handle ? "handle" : "event");
-    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
-    if (err)
-        return err;
-    struct aclsim__event *ev = event_of(event, "event", api, &err);
-    if (!ev)
-        return err;
-    if (!ev->ipc_owner)
-        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                           "event %p %s", event,
-                           ev->is_ipc ? "was opened from another process's handle: only the "
-                                        "process that created it shares it"
-                                      : "was not created by aclrtCreateEventExWithFlag with "
-                                        "ACL_EVENT_IPC");
-    else if (!aclsim__ipc_live(&ev->ipc))
-        err = aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api, "event %p is no longer shared", event);
-    if (!err) {
-        char key[ACLSIM_IPC_KEY_LEN] = {0};
-        aclsim__ipc_key(&ev->ipc, key);
-        memcpy(handle->reserved, key, sizeof handle->reserved);   /* keys are < 64 bytes */
-    }
-    aclsim__event_unref(ev);
-    return err;
-}
-
-aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event)
-{
-    static const char api[] = "aclrtIpcOpenEventHandle";
-    ACLSIM_REQUIRE_INIT(api);
-    ACLSIM_SNAPSHOT_GATE(api);
-    if (!event)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "event is NULL");
-    aclError err = aclsim__soc_check(api, ACLSIM_A5_A3_A2);
-    if (err)
-        return err;
-    char key[ACLSIM_IPC_EVENT_KEY];
-    memcpy(key, handle.reserved, sizeof handle.reserved);
-    key[sizeof key - 1] = 0;
-    struct aclsim__ipc_ref r;
-    if ((err = aclsim__ipc_open(key, ACLSIM_IPC_EVENT, "an IPC event", &r, api)))
-        return err;
-    return create_event_ipc(event, ACL_EVENT_IPC, true, &r, api);
 }
 
 /* After fork(), in the child (internal.h, THE FORK RULE): the events of the

@@ -150,7 +150,9 @@ static void execute(struct aclsim__stream *s, struct aclsim__task *t)
     aclsim__memory_write_end(guard);
 }
 
-/* modelri.c: a conditional task runs its branch's tasks on its worker. */
+/* For model runtime instances, tasks run on the calling worker: a
+ * conditional task's branch (modelri-cond.c), a replay's plan
+ * (modelri-run.c) and a built model's steps (modelri-label.c). */
 void aclsim__execute_inline(struct aclsim__stream *s, struct aclsim__task *t)
 {
     execute(s, t);

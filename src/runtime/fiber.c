@@ -1,6 +1,6 @@
 /*
  * Fibers: stacks on which kernel blocks can be suspended and resumed on the
- * same worker thread (Ascend C's SyncAll, kernel.c). A fiber is a stack from
+ * same worker thread (Ascend C's SyncAll, kernel-block.c). A fiber is a stack from
  * a process-wide pool and a saved context (below: a few instructions on
  * x86-64, swapcontext elsewhere); stacks are mapped in slabs with a
  * guard page below each and kept for the process's lifetime (their untouched

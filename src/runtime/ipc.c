@@ -1,7 +1,7 @@
 /*
  * Sharing between processes (docs/ipc.md): IPC memory (aclrtIpcMem*),
  * shareable handles of physical memory (aclrtMem*ShareableHandle*), and the
- * registry behind them and behind IPC events (event.c) and IPC notifies
+ * registry behind them and behind IPC events (event-ipc.c) and IPC notifies
  * (notify.c).
  *
  * The registry. Each process that exports something has one table: a memfd

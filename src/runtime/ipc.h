@@ -31,7 +31,7 @@ struct aclsim__ipc_slot {
     _Atomic uint32_t npids;
     _Atomic int32_t pids[ACLSIM_IPC_MAX_PIDS];
     _Atomic uint64_t attr;         /* aclrtIpcMemSetAttr's link */
-    /* IPC events (event.c): record numbers, the latest queued record, and
+    /* IPC events (event-ipc.c): record numbers, the latest queued record, and
      * completions: records 1..done_upto finished, ring[s % RING] == s says
      * record s finished above that; ring_pid: the process that queued it. */
     _Atomic uint64_t recorded, queued, done_upto;

@@ -486,7 +486,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
     struct aclsim__context *ctx = NULL;
     err = aclsim__current_context(api, &ctx);
     if (!err)
-        err = aclsim__capture_mode_check(api);   /* 107030 during a capture (modelri.c) */
+        err = aclsim__capture_mode_check(api);   /* 107030 during a capture (modelri-capture.c) */
     struct aclsim__heap_hold hold;
     if (err || (err = aclsim__hold_heaps(api, &hold, dst, src)))
         return err;
@@ -556,7 +556,8 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     ACLSIM_REQUIRE_INIT(api);
     ACLSIM_SNAPSHOT_GATE(api);
     struct aclsim__heap_hold hold;
-    aclError err = aclsim__capture_mode_check(api);   /* 107030 during a capture (modelri.c) */
+    /* 107030 during a capture (modelri-capture.c) */
+    aclError err = aclsim__capture_mode_check(api);
     if (err || (err = aclsim__hold_heaps(api, &hold, devPtr, NULL)))
         return err;
     struct aclsim__where w;

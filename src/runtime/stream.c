@@ -221,7 +221,7 @@ static bool discard_queued(struct aclsim__stream *s)
 
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 {
-    aclsim__capture_stream_gone(s);   /* leaves a capture or model binding (modelri.c) */
+    aclsim__capture_stream_gone(s);   /* leaves a capture or model binding (modelri-capture.c) */
     if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
         aclsim__stream_state_notify(s->handle, false);
     if (__atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
@@ -258,7 +258,7 @@ bool aclsim__stream_idle(struct aclsim__stream *s)
 
 void aclsim__stream_detach(struct aclsim__stream *s)
 {
-    aclsim__capture_stream_gone(s);   /* leaves a capture or model binding (modelri.c) */
+    aclsim__capture_stream_gone(s);   /* leaves a capture or model binding (modelri-capture.c) */
     if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
         aclsim__stream_state_notify(s->handle, false);
     pthread_mutex_lock(&s->lock);
@@ -406,7 +406,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
 {
     struct aclsim__stream *s = ref.s;
     ACLSIM_SNAPSHOT_GATE(api);   /* no new work while locked for a snapshot */
-    /* ==== CAPTURE HOOK (modelri.c): a stream captured into a model runtime
+    /* ==== CAPTURE HOOK (modelri-capture.c): a stream captured into a model runtime
      * instance records the task there instead of queuing it. ==== */
     ACLSIM_CAPTURE_HOOK(ref, task, api, seq_out);
     pthread_mutex_lock(&s->lock);
