@@ -712,11 +712,10 @@ struct aclsim__task {
      * waiting for its task tells one that ran from one discarded by an abort,
      * force reset or aclFinalize. */
     atomic_bool *ran;
-    /* Set by the checker when aclsim__submit counted the task's memory uses
-     * (check.c); only such a task gives them back when it is released. A task
-     * recorded by a capture, or dropped before it was queued, never was. */
-    bool check_counted;
-    /* The stream it was counted on (early-host-access, check.c). */
+    /* The stream on which aclsim__submit counted the task's memory uses
+     * (check.c), NULL if they were not counted; only a counted task gives
+     * them back when it is released. A task recorded by a capture, or
+     * dropped before it was queued, never was. */
     const struct aclsim__stream *check_stream;
     union {
         struct { void *dst; const void *src; } copy;

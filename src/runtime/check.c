@@ -575,16 +575,15 @@ void aclsim__check_submitted(struct aclsim__stream *s, struct aclsim__task *t)
     if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST))
         return;
     struct visit v = {.s = s, .t = t, .delta = 1};
-    t->check_stream = s;
+    t->check_stream = s;   /* (also marks t counted) */
     visit_task(&v);
-    t->check_counted = true;
 }
 
 void aclsim__check_released(const struct aclsim__task *t)
 {
     /* Only what aclsim__check_submitted counted is given back: a captured
      * task dropped with its model runtime instance never was queued. */
-    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST) || !t->check_counted)
+    if (!ACLSIM_CHECKING(ACLSIM_CHECK_FREE_PENDING | ACLSIM_CHECK_EARLY_HOST) || !t->check_stream)
         return;
     /* Host code that ran in a stream's order may have been lent protected
      * pages (check-host.c): protected again once it is done. */

@@ -405,11 +405,15 @@ static void copy_chunk(struct aclsim__job *job, uint32_t i)
 
 void aclsim__execute_copy(struct aclsim__stream *s, void *dst, const void *src, size_t n)
 {
+    if (n < PARALLEL_COPY_MIN) {   /* (every small copy: nothing else to decide) */
+        copy_bytes(dst, src, n);
+        return;
+    }
     struct aclsim__device *dev = s->device;
     bool overlap = (const char *)dst < (const char *)src + n && (const char *)src < (const char *)dst + n;
     uint32_t cpus = atomic_load_explicit(&aclsim__cpus, memory_order_relaxed);
     uint32_t shares = dev->nworkers < cpus ? dev->nworkers : cpus;
-    if (n < PARALLEL_COPY_MIN || shares < 2 || overlap) {
+    if (shares < 2 || overlap) {
         copy_bytes(dst, src, n);
         return;
     }
