@@ -762,7 +762,27 @@ enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
  * before head (claimed: running, or about to run, in order);
  * completed counts tasks run or discarded; state is QUEUED iff the stream is
  * on its device's ready list; PARKED iff it is on an event's waiter list, its
- * head being the wait; an IDLE stream with tasks never exists. */
+ * head being the wait; an IDLE stream with tasks never exists, except for
+ * tasks in the inbox whose submitter is about to queue it (THE INBOX RULE).
+ *
+ * THE INBOX RULE. aclsim__submit pushes its task onto the inbox under
+ * sub_lock, which only submitters and closers take, so that a host thread
+ * pumping tasks never waits for the worker running them. Lock order: lock,
+ * then sub_lock. Submitters are serialized by sub_lock, so the inbox, newest
+ * first, is in sequence order; the queue side takes it whole with a
+ * compare-and-swap (aclsim__stream_take_inbox, lock held) and appends it to
+ * head..tail before it looks at head, so "the stream has tasks" means head
+ * or inbox. ACLSIM_INBOX_IDLE in the inbox means the stream is IDLE and
+ * nobody has taken it on: put there (lock held, inbox empty) by whoever
+ * makes the stream IDLE. The submit that pushes onto it takes the stream out
+ * of IDLE: it must then, under lock, queue it (the only way out of IDLE). In
+ * between, the stream can only be discarded (the inbox emptied: the
+ * submitter puts the mark back and retires a detached stream, as whoever
+ * makes a stream IDLE does) or, once discarded and destroyed, start a new
+ * life (a new epoch: the submitter leaves it alone). closed is written under
+ * both locks, so a submit accepted before a close is in the inbox when the
+ * closer looks. */
+#define ACLSIM_INBOX_IDLE ((struct aclsim__task *)1)
 struct aclsim__stream {
     /* Cold: identity and lifetime. */
     void *handle;
@@ -782,14 +802,31 @@ struct aclsim__stream {
     atomic_uchar sat_mode;
     atomic_bool overflow_check;
 
-    /* Producer side (submitting threads, and the worker once per batch). */
+    /* The queue side, under lock: whoever runs, parks, discards or destroys
+     * the stream (the worker once per batch). */
     _Alignas(64) pthread_mutex_t lock;
     struct aclsim__task *head, *tail, *spare;
-    uint32_t nspare;                 /* length of spare (bounded) */
+    atomic_uint nspare;              /* length of spare (bounded; written under lock) */
+    uint32_t spare_charged;          /* of them, charged to the spare budget (stream.c) */
     uint64_t discarded_pending;      /* discarded behind tasks in flight: counted by the worker */
-    atomic_uint_fast64_t submitted;  /* written under lock; read anywhere */
+    uint32_t taken;                  /* id of the newest task taken from the inbox */
     uint8_t state;
-    bool closed;                     /* being destroyed: aclsim__submit refuses it */
+
+    /* The submission side (THE INBOX RULE below): a thread pumping tasks
+     * into the stream touches only these two cache lines while a worker
+     * runs the stream, and the worker touches them once per batch. inbox:
+     * accepted tasks not yet moved to head..tail, newest first, or
+     * ACLSIM_INBOX_IDLE; pushed under sub_lock, taken under lock. in_spare
+     * (under sub_lock): tasks for the next submits, taken from spare a list
+     * at a time. */
+    _Alignas(64) pthread_mutex_t sub_lock;
+    struct aclsim__task *_Atomic inbox;
+    struct aclsim__task *in_spare;
+    bool closed;                     /* being destroyed: aclsim__submit refuses it (written
+                                        under lock and sub_lock; read under either) */
+    /* Written under sub_lock; read anywhere (a lingering worker polls it:
+     * alone on its line, so the polls do not slow the submitter's lock). */
+    _Alignas(64) atomic_uint_fast64_t submitted;
 
     /* Consumer side (the worker, once per task), on its own cache line so
      * that counting completions does not steal the producer's line. */
@@ -872,7 +909,7 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force);
  * another session, never touches freed or unmapped memory. Enforced in two
  * places only: aclsim__stream_resolve records the stream's epoch, and
  * aclsim__submit (the one place tasks enter a stream) refuses a stream whose
- * epoch changed or that is closed. A stream is closed (under its lock)
+ * epoch changed or that is closed. A stream is closed (under both its locks)
  * before it drains, every device's streams drain before its workers stop,
  * and every device closes before aclFinalize unmaps page-locked memory; so
  * an accepted task always runs or is discarded and counted, which wakes
@@ -888,6 +925,16 @@ void aclsim__stream_detach(struct aclsim__stream *s);
  * detached stream that has now drained, and the caller must call
  * aclsim__stream_retire(s) once it has released the lock. */
 bool aclsim__stream_idle(struct aclsim__stream *s);
+/* THE INBOX RULE: moves the inbox to the end of head..tail, oldest first
+ * (lock held). With go_idle, if head is empty and there was nothing to move,
+ * puts ACLSIM_INBOX_IDLE there instead: the caller is making the stream
+ * IDLE. True if tasks moved. */
+bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle);
+/* Tasks in the inbox, as far as submitted shows (lock held). */
+static inline uint32_t aclsim__stream_pending(struct aclsim__stream *s)
+{
+    return (uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - s->taken;
+}
 void aclsim__stream_retire(struct aclsim__stream *s);
 /* Discards the not-started work of a stream that is linked to ctx and being
  * destroyed by someone else (force reset meeting a detached stream). Caller

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
@@ -465,6 +466,140 @@ static void test_finalize_refuses_late_open(void **state)
     unsetenv("ACLSIM_DEVICE_MEMORY");
 }
 
+
+/* ---- many submitters on one stream (THE INBOX RULE, src/internal.h) ---------- */
+
+#define SUBMITTERS 4
+#define PER_SUBMITTER 3000
+
+/* Each task logs (submitter, k); per submitter, k must come in order. */
+struct order_log { pthread_mutex_t lock; int next[SUBMITTERS]; int errors; int ran; };
+struct order_task { struct order_log *log; int who, k; };
+static struct order_task order_tasks[SUBMITTERS][PER_SUBMITTER];
+
+static void order_run(void *arg)
+{
+    struct order_task *t = arg;
+    pthread_mutex_lock(&t->log->lock);
+    if (t->k < t->log->next[t->who])
+        t->log->errors++;   /* ran after a later task of the same submitter */
+    t->log->next[t->who] = t->k + 1;
+    t->log->ran++;
+    pthread_mutex_unlock(&t->log->lock);
+}
+
+struct submitter {
+    aclrtContext ctx;
+    aclrtStream stream;
+    struct order_log *log;
+    int who, accepted, refused, other;
+    bool tolerate;   /* the stream may be destroyed under it */
+};
+
+static void *submit_loop(void *arg)
+{
+    struct submitter *w = arg;
+    if (aclrtSetCurrentContext(w->ctx))
+        return (void *)1;
+    for (int k = 0; k < PER_SUBMITTER; k++) {
+        order_tasks[w->who][k] = (struct order_task){w->log, w->who, k};
+        aclError e = aclrtLaunchHostFunc(w->stream, order_run, &order_tasks[w->who][k]);
+        if (e == ACL_SUCCESS)
+            w->accepted++;
+        else if (e == ACL_ERROR_RT_INVALID_HANDLE && w->tolerate)
+            w->refused++;
+        else
+            w->other++;
+        if (k % 64 == 0)
+            sched_yield();   /* lets the stream drain and go idle now and then */
+    }
+    return NULL;
+}
+
+/* Four threads pump host functions into one stream while it keeps draining
+ * and going idle: every task runs exactly once, each thread's in the order
+ * it queued them, and a synchronize sees them all. */
+static void test_many_submitters_one_stream(void **state)
+{
+    (void)state;
+    init_two_devices();
+    OK(aclrtSetDevice(0));
+    aclrtContext ctx;
+    OK(aclrtGetCurrentContext(&ctx));
+    aclrtStream stream;
+    OK(aclrtCreateStream(&stream));
+    for (int round = 0; round < 3; round++) {
+        struct order_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+        struct submitter w[SUBMITTERS];
+        pthread_t th[SUBMITTERS];
+        for (int i = 0; i < SUBMITTERS; i++) {
+            w[i] = (struct submitter){.ctx = ctx, .stream = stream, .log = &log, .who = i};
+            assert_int_equal(pthread_create(&th[i], NULL, submit_loop, &w[i]), 0);
+        }
+        for (int i = 0; i < SUBMITTERS; i++) {
+            void *ret;
+            pthread_join(th[i], &ret);
+            assert_null(ret);
+            assert_int_equal(w[i].accepted, PER_SUBMITTER);
+            assert_int_equal(w[i].other, 0);
+        }
+        OK(aclrtSynchronizeStream(stream));
+        assert_int_equal(log.ran, SUBMITTERS * PER_SUBMITTER);
+        assert_int_equal(log.errors, 0);
+    }
+    OK(aclrtDestroyStream(stream));
+    OK(aclrtResetDevice(0));
+    finalize();
+}
+
+/* Submitters racing aclrtStreamAbort and then aclrtDestroyStreamForce on
+ * their stream: a submit is accepted or refused with 107017, accepted tasks
+ * run in order or are discarded, nothing hangs, and the force-destroyed
+ * stream is retired (a leak or a stream left on the context would show under
+ * ASan, and in the device reset). */
+static void test_submitters_race_abort_and_force_destroy(void **state)
+{
+    (void)state;
+    init_two_devices();
+    OK(aclrtSetDevice(0));
+    aclrtContext ctx;
+    OK(aclrtGetCurrentContext(&ctx));
+    for (int round = 0; round < 20; round++) {
+        aclrtStream stream;
+        OK(aclrtCreateStream(&stream));
+        struct order_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+        struct submitter w[SUBMITTERS];
+        pthread_t th[SUBMITTERS];
+        for (int i = 0; i < SUBMITTERS; i++) {
+            w[i] = (struct submitter){.ctx = ctx, .stream = stream, .log = &log, .who = i,
+                                      .tolerate = true};
+            assert_int_equal(pthread_create(&th[i], NULL, submit_loop, &w[i]), 0);
+        }
+        for (int a = 0; a < 3; a++) {
+            OK(aclrtStreamAbort(stream));
+            sched_yield();
+        }
+        OK(aclrtDestroyStreamForce(stream));
+        for (int i = 0; i < SUBMITTERS; i++) {
+            void *ret;
+            pthread_join(th[i], &ret);
+            assert_null(ret);
+            assert_int_equal(w[i].other, 0);
+            assert_int_equal(w[i].accepted + w[i].refused, PER_SUBMITTER);
+        }
+        OK(aclrtSynchronizeDevice());   /* the detached stream's rest drains */
+        pthread_mutex_lock(&log.lock);
+        assert_int_equal(log.errors, 0);
+        int accepted = 0;
+        for (int i = 0; i < SUBMITTERS; i++)
+            accepted += w[i].accepted;
+        assert_true(log.ran <= accepted);
+        pthread_mutex_unlock(&log.lock);
+    }
+    OK(aclrtResetDevice(0));
+    finalize();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +609,8 @@ int main(void)
         cmocka_unit_test(test_destroy_stream_races_reset),
         cmocka_unit_test(test_synchronize_races_reset),
         cmocka_unit_test(test_finalize_refuses_late_open),
+        cmocka_unit_test(test_many_submitters_one_stream),
+        cmocka_unit_test(test_submitters_race_abort_and_force_destroy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

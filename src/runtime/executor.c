@@ -198,33 +198,37 @@ struct aclsim__task *aclsim__discard_tasks(struct aclsim__task *t)
     return last;
 }
 
-/* Called with s->lock held and no task queued: keeps the stream for a few
- * microseconds in case its producer is pumping tasks, so that they are
- * claimed in batches (one lock hand-over per batch instead of per task, and
- * no schedule or wake-up). Returns early when a host thread waits on the
- * stream or other work appears on the device. True if tasks arrived. */
+/* Called with s->lock held and head empty, after the worker ran what it
+ * claimed: takes the inbox (THE INBOX RULE), but first keeps the stream for
+ * a few microseconds in case its producer is pumping tasks, so that they are
+ * claimed in batches (one hand-over of the inbox per batch instead of per
+ * task, and no schedule or wake-up). Takes at once when LINGER_BATCH tasks
+ * wait, a host thread waits on the stream or other work appears on the
+ * device. True if tasks were taken. */
 static bool linger(struct aclsim__stream *s)
 {
     struct aclsim__device *dev = s->device;
     /* On one CPU the producer cannot queue while this worker lingers, and a
      * host thread waiting on the stream runs such tasks itself
      * (aclsim__host_run) only while the stream is not held. */
-    if (aclsim__one_cpu())
-        return false;
-    uint64_t seen = atomic_load_explicit(&s->submitted, memory_order_relaxed);
+    if (aclsim__one_cpu() || aclsim__stream_pending(s) >= LINGER_BATCH ||
+        atomic_load_explicit(&s->hurry, memory_order_relaxed))
+        return aclsim__stream_take_inbox(s, false);
     unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
+    uint32_t taken = s->taken;   /* (this worker holds the stream: nobody takes meanwhile) */
     pthread_mutex_unlock(&s->lock);
     for (struct aclsim__backoff b = aclsim__backoff_start(LINGER_NS); aclsim__backoff_wait(&b);) {
-        /* Look rarely: every look pulls the producer's cache line over. */
+        /* Look rarely at submitted, which has its own line: the producer's
+         * store to it waits for every look. */
         for (int k = 0; k < 8; k++)
             aclsim__cpu_relax();
-        uint64_t arrived = atomic_load_explicit(&s->submitted, memory_order_relaxed) - seen;
-        if (arrived >= LINGER_BATCH || (arrived && atomic_load_explicit(&s->hurry, memory_order_relaxed)) ||
+        uint32_t pending = (uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - taken;
+        if (pending >= LINGER_BATCH || (pending && atomic_load_explicit(&s->hurry, memory_order_relaxed)) ||
             atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
             break;
     }
     pthread_mutex_lock(&s->lock);
-    return s->head != NULL;
+    return aclsim__stream_take_inbox(s, false);
 }
 
 /* Tasks run or discarded by a worker, kept as the chain they were queued in
@@ -354,6 +358,7 @@ static void run_stream(struct aclsim__stream *s, bool host)
 {
     struct chain done = {NULL, NULL, 0};
     int budget = BATCH;
+    bool ran = false;
     pthread_mutex_lock(&s->lock);
     s->state = ACLSIM_STREAM_RUNNING;
     for (;;) {
@@ -364,8 +369,11 @@ static void run_stream(struct aclsim__stream *s, bool host)
                 break;
             budget = BATCH;
         }
-        if (!s->head && (host || !linger(s)))
+        /* THE INBOX RULE: the inbox joins the queue, at once the first time
+         * round, after a linger once this worker has run what it claimed. */
+        if (!s->head && !(ran && !host ? linger(s) : aclsim__stream_take_inbox(s, false)))
             break;
+        ran = true;
         struct aclsim__task *claimed = s->head;
         if (ACLSIM_UNLIKELY(host)) {
             struct aclsim__task *last = NULL;
@@ -408,7 +416,7 @@ static void run_stream(struct aclsim__stream *s, bool host)
         }
     }
     flush_discarded(s);
-    if (s->head) {
+    if (s->head || aclsim__stream_take_inbox(s, true)) {
         s->state = ACLSIM_STREAM_QUEUED;
         chain_recycle(s, &done);   /* before letting go of the stream */
         pthread_mutex_unlock(&s->lock);

@@ -27,18 +27,47 @@
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclsim__stream *stream_pool;
 
-/* Most finished tasks a stream keeps for reuse; beyond that they are freed,
- * so a burst of a million queued tasks does not stay allocated. */
+/* Finished tasks a stream keeps for reuse (its spares): up to SPARE_MAX
+ * each, and beyond that as many as a process-wide budget of SPARE_EXTRA_MAX
+ * allows. A producer pumping thousands of tasks ahead of the worker then
+ * reuses them instead of calling malloc and free for each (a third of the
+ * cost of a queued copy: docs/performance.md), while a burst of a million
+ * queued tasks does not stay allocated. */
 #define SPARE_MAX 256
+#define SPARE_EXTRA_MAX 16384
+static atomic_uint spare_extra;   /* spares charged to the budget, all streams */
 
-/* Frees spare tasks of s beyond keep. Caller holds s->lock. */
+static uint32_t extra_of(uint64_t n)
+{
+    return n > SPARE_MAX ? (uint32_t)(n - SPARE_MAX < UINT32_MAX ? n - SPARE_MAX : UINT32_MAX) : 0;
+}
+
+/* Up to want spares more from the budget: how many were granted. */
+static uint32_t budget_take(uint32_t want)
+{
+    unsigned cur = atomic_load_explicit(&spare_extra, memory_order_relaxed), grant;
+    do
+        grant = cur >= SPARE_EXTRA_MAX ? 0 : want < SPARE_EXTRA_MAX - cur ? want : SPARE_EXTRA_MAX - cur;
+    while (grant && !atomic_compare_exchange_weak_explicit(&spare_extra, &cur, cur + grant,
+                                                           memory_order_relaxed, memory_order_relaxed));
+    return grant;
+}
+
+/* Frees spare tasks of s beyond keep, and gives back to the budget what s
+ * no longer needs from it. Caller holds s->lock. */
 static void trim_spares(struct aclsim__stream *s, uint32_t keep)
 {
-    while (s->nspare > keep) {
+    uint32_t n = atomic_load_explicit(&s->nspare, memory_order_relaxed);
+    for (; n > keep; n--) {
         struct aclsim__task *t = s->spare;
         s->spare = t->next;
-        s->nspare--;
         free(t);
+    }
+    atomic_store_explicit(&s->nspare, n, memory_order_relaxed);
+    uint32_t give = s->spare_charged - extra_of(n);
+    if (give) {
+        atomic_fetch_sub_explicit(&spare_extra, give, memory_order_relaxed);
+        s->spare_charged -= give;
     }
 }
 
@@ -47,9 +76,16 @@ void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task 
 {
     last->next = s->spare;
     s->spare = first;
-    s->nspare += (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
-    if (ACLSIM_UNLIKELY(s->nspare > SPARE_MAX))
-        trim_spares(s, SPARE_MAX);
+    uint64_t total = atomic_load_explicit(&s->nspare, memory_order_relaxed) + n;
+    if (total > UINT32_MAX)
+        total = UINT32_MAX;
+    atomic_store_explicit(&s->nspare, (uint32_t)total, memory_order_relaxed);
+    uint32_t need = extra_of(total) - s->spare_charged;
+    if (ACLSIM_UNLIKELY(need)) {
+        s->spare_charged += budget_take(need);
+        if (total > SPARE_MAX + (uint64_t)s->spare_charged)
+            trim_spares(s, SPARE_MAX + s->spare_charged);
+    }
 }
 
 static void stream_unref(struct aclsim__stream *s)
@@ -59,6 +95,13 @@ static void stream_unref(struct aclsim__stream *s)
     atomic_fetch_sub(&s->device->nstreams, 1);
     pthread_mutex_lock(&s->lock);
     trim_spares(s, 0);
+    pthread_mutex_lock(&s->sub_lock);
+    for (struct aclsim__task *t = s->in_spare, *next; t; t = next) {
+        next = t->next;
+        free(t);
+    }
+    s->in_spare = NULL;
+    pthread_mutex_unlock(&s->sub_lock);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_lock(&pool_lock);
     s->next_in_context = stream_pool;
@@ -91,6 +134,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
         }
         memset(s, 0, sizeof *s);
         aclsim__adaptive_mutex_init(&s->lock);
+        aclsim__adaptive_mutex_init(&s->sub_lock);
         pthread_cond_init(&s->progress, NULL);
         static atomic_uint next_id;
         s->id = atomic_fetch_add(&next_id, 1);   /* kept by the struct, like CANN's reused ids */
@@ -101,7 +145,11 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
      * cannot submit to this one. */
     pthread_mutex_lock(&s->lock);
     atomic_fetch_add_explicit(&s->epoch, 1, memory_order_seq_cst);
+    pthread_mutex_lock(&s->sub_lock);
     s->closed = false;
+    atomic_store(&s->inbox, ACLSIM_INBOX_IDLE);   /* THE INBOX RULE: the first submit queues it */
+    s->taken = (uint32_t)atomic_load(&s->submitted);
+    pthread_mutex_unlock(&s->sub_lock);
     s->handle = NULL;
     __atomic_store_n(&s->context, ctx, __ATOMIC_RELAXED);
     s->device = aclsim__context_device(ctx);
@@ -191,15 +239,24 @@ static void unlink_stream(struct aclsim__stream *s)
  * this took a detached stream IDLE: the caller retires it after unlocking. */
 static bool discard_queued(struct aclsim__stream *s)
 {
-    bool retire = false;
+    bool retire = false, wake = false;
     atomic_store(&s->discard, true);
-    if (s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s)) {
-        s->state = ACLSIM_STREAM_IDLE;   /* unlinked: nobody will wake it */
-        retire = aclsim__stream_idle(s);
-    }
+    bool unparked = s->state == ACLSIM_STREAM_PARKED && aclsim__wait_unpark(s);
+    aclsim__stream_take_inbox(s, false);
     struct aclsim__task *queued = s->head;
     s->head = s->tail = NULL;
+    if (unparked) {
+        /* Unlinked from its event: nobody else will queue it. Tasks
+         * submitted since the inbox was taken go through a worker, which
+         * discards them while discard is set. */
+        wake = aclsim__stream_take_inbox(s, true);
+        s->state = wake ? ACLSIM_STREAM_QUEUED : ACLSIM_STREAM_IDLE;
+        if (!wake)
+            retire = aclsim__stream_idle(s);
+    }
     pthread_mutex_unlock(&s->lock);
+    if (wake)
+        aclsim__schedule(s);
     uint64_t n = 0;
     for (struct aclsim__task *t = queued; t; t = t->next)
         n++;
@@ -219,6 +276,23 @@ static bool discard_queued(struct aclsim__stream *s)
     return retire;
 }
 
+/* True while s has tasks (the inbox moved to head first) or a worker holds
+ * it. Caller holds s->lock. */
+static bool busy(struct aclsim__stream *s)
+{
+    aclsim__stream_take_inbox(s, false);
+    return s->head || s->state != ACLSIM_STREAM_IDLE;
+}
+
+/* Closes s to submissions (THE INBOX RULE: under both locks). Caller holds
+ * s->lock. */
+static void close_stream(struct aclsim__stream *s)
+{
+    pthread_mutex_lock(&s->sub_lock);
+    s->closed = true;   /* from here on aclsim__submit refuses this stream */
+    pthread_mutex_unlock(&s->sub_lock);
+}
+
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
 {
     aclsim__capture_stream_gone(s);   /* leaves a capture or model binding (modelri-capture.c) */
@@ -227,12 +301,12 @@ void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
     if (__atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
         aclsim__handle_free(s->handle);   /* aclrtCtxGetCurrentDefaultStream's handle */
     pthread_mutex_lock(&s->lock);
-    s->closed = true;   /* from here on aclsim__submit refuses this stream */
+    close_stream(s);
     if (force)
         (void)discard_queued(s);   /* not detached: this thread holds it */
     /* Wait until no worker holds or will take the stream. */
     atomic_fetch_add(&s->waiters, 1);
-    while (s->head || s->state != ACLSIM_STREAM_IDLE)
+    while (busy(s))
         pthread_cond_wait(&s->progress, &s->lock);
     atomic_fetch_sub(&s->waiters, 1);
     pthread_mutex_unlock(&s->lock);
@@ -262,8 +336,8 @@ void aclsim__stream_detach(struct aclsim__stream *s)
     if (__atomic_load_n(&s->announced, __ATOMIC_ACQUIRE))
         aclsim__stream_state_notify(s->handle, false);
     pthread_mutex_lock(&s->lock);
-    s->closed = true;   /* from here on aclsim__submit refuses this stream */
-    if (s->head || s->state != ACLSIM_STREAM_IDLE) {
+    close_stream(s);
+    if (busy(s)) {
         /* Work queued or running: the worker that drains it retires it. */
         s->detached = true;
         pthread_mutex_unlock(&s->lock);
@@ -332,7 +406,7 @@ bool aclsim__stream_abort(struct aclsim__sref ref)
     bool retire = discard_queued(s);   /* (a force destroy meanwhile may detach it) */
     /* Bounded by the task running now (a task that started runs to its end). */
     atomic_fetch_add(&s->waiters, 1);
-    while (s->head || s->state != ACLSIM_STREAM_IDLE) {
+    while (busy(s)) {
         if (s->head && !s->closed) {
             /* submitted meanwhile: discarded too ("no longer takes effect") */
             retire |= discard_queued(s);
@@ -396,11 +470,88 @@ aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
     return ACL_SUCCESS;
 }
 
-/* The one place tasks enter a stream. Under the stream's lock it checks that
- * the stream is still the one the caller resolved (same epoch) and is not
- * being destroyed: a call racing aclrtDestroyStream, a context destroy, a
+bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle)
+{
+    struct aclsim__task *list = atomic_load_explicit(&s->inbox, memory_order_relaxed);
+    for (;;) {
+        if (list == ACLSIM_INBOX_IDLE)
+            return false;
+        if (!list) {
+            if (!go_idle || s->head)
+                return false;
+            /* Empty: marked, unless a submit pushed meanwhile. */
+            if (atomic_compare_exchange_weak(&s->inbox, &list, ACLSIM_INBOX_IDLE))
+                return false;
+        } else if (atomic_compare_exchange_weak(&s->inbox, &list, NULL)) {
+            break;
+        }
+    }
+    /* Newest first: reversed onto the end of the queue. */
+    s->taken = list->id;
+    struct aclsim__task *first = NULL, *last = list;
+    while (list) {
+        struct aclsim__task *next = list->next;
+        list->next = first;
+        first = list;
+        list = next;
+    }
+    if (s->tail)
+        s->tail->next = first;
+    else
+        s->head = first;
+    s->tail = last;
+    return true;
+}
+
+/* THE INBOX RULE, the submitter's side: it pushed a task of the life `epoch`
+ * onto the idle mark, and takes the stream out of IDLE. Caller holds s->lock.
+ * True if the caller must schedule s; *retire: it must retire s (a detached
+ * stream whose tasks were all discarded meanwhile). */
+static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
+{
+    *retire = false;
+    if (atomic_load_explicit(&s->epoch, memory_order_relaxed) != epoch)
+        return false;   /* discarded, destroyed and reused: the new life owns idle */
+    if (s->head || aclsim__stream_take_inbox(s, true)) {
+        s->state = ACLSIM_STREAM_QUEUED;
+        return true;
+    }
+    /* Discarded meanwhile (abort, force destroy or reset): the stream stays
+     * IDLE, the idle mark is back (take_inbox), and whoever makes a stream
+     * IDLE retires it if it was detached. */
+    *retire = aclsim__stream_idle(s);
+    return false;
+}
+
+/* A spare task for a submit (sub_lock held; lock too if locked): one of
+ * in_spare, refilled with the queue side's whole spare list when that lock
+ * is free; or a new one. */
+static struct aclsim__task *spare_task(struct aclsim__stream *s, bool locked)
+{
+    struct aclsim__task *t = s->in_spare;
+    if (!t && atomic_load_explicit(&s->nspare, memory_order_relaxed) &&
+        (locked || pthread_mutex_trylock(&s->lock) == 0)) {
+        t = s->spare;
+        s->spare = NULL;
+        atomic_store_explicit(&s->nspare, 0, memory_order_relaxed);
+        trim_spares(s, 0);   /* (frees none: gives back s's budget) */
+        if (!locked)
+            pthread_mutex_unlock(&s->lock);
+    }
+    if (t) {
+        s->in_spare = t->next;
+        return t;
+    }
+    return aclsim__malloc(sizeof *t);
+}
+
+/* The one place tasks enter a stream. Under the stream's sub_lock it checks
+ * that the stream is still the one the caller resolved (same epoch) and is
+ * not being destroyed: a call racing aclrtDestroyStream, a context destroy, a
  * device reset or aclFinalize gets an error here and nothing is queued, so a
- * task never lands in a recycled stream or on a device without workers. */
+ * task never lands in a recycled stream or on a device without workers. The
+ * task goes to the inbox (THE INBOX RULE); a stream that was IDLE is queued
+ * on its device by this call. */
 aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task, const char *api,
                         uint64_t *seq_out)
 {
@@ -409,49 +560,67 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     /* ==== CAPTURE HOOK (modelri-capture.c): a stream captured into a model runtime
      * instance records the task there instead of queuing it. ==== */
     ACLSIM_CAPTURE_HOOK(ref, task, api, seq_out);
-    pthread_mutex_lock(&s->lock);
+    /* The checker hook below may record a fault on s, which is written under
+     * its lock: with checking on, submits hold it too. */
+    bool locked = ACLSIM_UNLIKELY(aclsim__checking());
+    if (locked)
+        pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->sub_lock);
+    enum { GONE = 1, FAULT, NO_MEMORY } refused = 0;
+    struct aclsim__context *ctx = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
+    struct aclsim__task *t = NULL;
     if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
-                                         ref.epoch)) {
-        pthread_mutex_unlock(&s->lock);
+                                         ref.epoch))
+        refused = GONE;
+    else if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_relaxed)))
+        refused = FAULT;   /* stopped on failure */
+    else if (ACLSIM_UNLIKELY(!(t = spare_task(s, locked))))
+        refused = NO_MEMORY;
+    if (ACLSIM_UNLIKELY(refused)) {
+        /* Reported without the locks (the context's report takes its lock). */
+        pthread_mutex_unlock(&s->sub_lock);
+        if (locked)
+            pthread_mutex_unlock(&s->lock);
+        if (refused == FAULT)
+            return aclsim__context_refuse(ctx, api);
+        if (refused == NO_MEMORY)
+            return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a task");
         if (ref.handle)
             return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
-                                "stream %p was destroyed while this call was using it",
-                                ref.handle);
+                                "stream %p was destroyed while this call was using it", ref.handle);
         return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
                             "the current context was destroyed (aclrtDestroyContext, or its "
                             "device was reset) while this call was using its default stream");
     }
-    struct aclsim__context *ctx = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
-    if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_relaxed))) {
-        pthread_mutex_unlock(&s->lock);
-        return aclsim__context_refuse(ctx, api);   /* stopped on failure */
-    }
-    struct aclsim__task *t = s->spare;
-    if (t) {
-        s->spare = t->next;
-        s->nspare--;
-    } else if (!(t = aclsim__malloc(sizeof *t))) {
-        pthread_mutex_unlock(&s->lock);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory queuing a task");
-    }
     *t = *task;
-    t->next = NULL;
-    if (s->tail)
-        s->tail->next = t;
-    else
-        s->head = t;
-    s->tail = t;
     uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
     t->id = (uint32_t)seq;
-    if (ACLSIM_UNLIKELY(aclsim__checking()))   /* checker hook: count t's memory uses */
+    if (ACLSIM_UNLIKELY(locked))   /* checker hook: count t's memory uses */
         aclsim__check_submitted(s, t);
+    /* Counted before it can run: completed never passes submitted. */
     atomic_store_explicit(&s->submitted, seq, memory_order_release);
-    bool idle = s->state == ACLSIM_STREAM_IDLE;
-    if (idle)
-        s->state = ACLSIM_STREAM_QUEUED;
-    pthread_mutex_unlock(&s->lock);
-    if (idle)
-        aclsim__schedule(s);
+    /* THE INBOX RULE: pushed; onto the idle mark, this call takes the stream
+     * out of IDLE. */
+    struct aclsim__task *old = atomic_load_explicit(&s->inbox, memory_order_relaxed);
+    do
+        t->next = old == ACLSIM_INBOX_IDLE ? NULL : old;
+    while (!atomic_compare_exchange_weak_explicit(&s->inbox, &old, t, memory_order_release,
+                                                  memory_order_relaxed));
+    bool wake = old == ACLSIM_INBOX_IDLE;
+    pthread_mutex_unlock(&s->sub_lock);
+    if (ACLSIM_UNLIKELY(wake)) {
+        if (!locked)
+            pthread_mutex_lock(&s->lock);
+        bool retire;
+        wake = stream_wake(s, ref.epoch, &retire);
+        pthread_mutex_unlock(&s->lock);
+        if (wake)
+            aclsim__schedule(s);
+        if (retire)
+            aclsim__stream_retire(s);
+    } else if (locked) {
+        pthread_mutex_unlock(&s->lock);
+    }
     if (ACLSIM_UNLIKELY(aclsim__tracing(ACLSIM_TRACE_API)))
         aclsim__trace_submit(s, ref.epoch, seq);   /* TRACE HOOK: the call -> task arrow */
     if (seq_out)
@@ -735,6 +904,7 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 static void renew_after_fork(struct aclsim__stream *s)
 {
     aclsim__adaptive_mutex_init(&s->lock);
+    aclsim__adaptive_mutex_init(&s->sub_lock);
     pthread_cond_init(&s->progress, NULL);
     atomic_store(&s->waiters, 0);
     atomic_store(&s->hurry, 0);
@@ -748,6 +918,7 @@ static void renew_after_fork(struct aclsim__stream *s)
 void aclsim__stream_forget_after_fork(struct aclsim__stream *s)
 {
     renew_after_fork(s);
+    aclsim__stream_take_inbox(s, false);
     for (struct aclsim__task *t = s->head, *next; t; t = next) {
         next = t->next;
         if (t->kind == ACLSIM_TASK_KERNEL)
