@@ -119,6 +119,18 @@ static inline void aclsim__cpu_relax(void)
 #endif
 }
 
+/* Asks for p's cache line in a state this core may write (PREFETCHW on
+ * x86-64, where CPUs without it run it as a no-op): a line another core
+ * wrote last then arrives before this thread stores into it. */
+static inline void aclsim__prefetch_write(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /* Bounded polling: pure spinning for the first ACLSIM_SPIN_PURE_NS (the
  * common hand-off takes a microsecond or two), then a sched_yield per round,
  * so that a poller sharing a core with the thread it waits for lets that
@@ -423,7 +435,38 @@ enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT
 #define ACLSIM_HANDLE_KIND_BITS 5
 _Static_assert(ACLSIM_H_KINDS <= (1 << ACLSIM_HANDLE_KIND_BITS), "handle kinds overflow their bits");
 void *aclsim__handle_new(int kind, void *object);  /* NULL when out of memory */
-void *aclsim__handle_get(const void *handle, int kind); /* NULL if not live */
+/* The table (handle.c): slots in chunks that are allocated once and never
+ * freed. Here so that aclsim__handle_get, on every call's path, inlines. */
+#define ACLSIM_HANDLE_CHUNK_BITS 10
+#define ACLSIM_HANDLE_CHUNKS 4096u   /* 4M live handles */
+struct aclsim__handle_slot {
+    atomic_uint generation;   /* odd while live */
+    atomic_int kind;
+    void *_Atomic object;
+    uint32_t next_free;       /* under handle.c's lock */
+};
+extern struct aclsim__handle_slot *_Atomic aclsim__handle_chunks[ACLSIM_HANDLE_CHUNKS];
+/* The slot of a handle's index, or NULL (never allocated). */
+static inline struct aclsim__handle_slot *aclsim__handle_slot(uint32_t index)
+{
+    if (index == 0 || index >= ACLSIM_HANDLE_CHUNKS << ACLSIM_HANDLE_CHUNK_BITS)
+        return NULL;
+    struct aclsim__handle_slot *chunk = atomic_load_explicit(
+        &aclsim__handle_chunks[index >> ACLSIM_HANDLE_CHUNK_BITS], memory_order_acquire);
+    return chunk ? &chunk[index & ((1u << ACLSIM_HANDLE_CHUNK_BITS) - 1)] : NULL;
+}
+/* The object of a live handle of this kind, else NULL. Needs no lock. */
+static inline void *aclsim__handle_get(const void *handle, int kind)
+{
+    uintptr_t h = (uintptr_t)handle;
+    if ((int)(h & ((1u << ACLSIM_HANDLE_KIND_BITS) - 1)) != kind)
+        return NULL;
+    struct aclsim__handle_slot *s = aclsim__handle_slot((uint32_t)((h & 0xffffffffu) >> ACLSIM_HANDLE_KIND_BITS));
+    if (!s || atomic_load_explicit(&s->generation, memory_order_acquire) != (uint32_t)(h >> 32) ||
+        atomic_load_explicit(&s->kind, memory_order_relaxed) != kind)
+        return NULL;
+    return atomic_load_explicit(&s->object, memory_order_relaxed);
+}
 /* True for the one call that freed it: of threads racing to destroy an
  * object, only that one may go on to destroy it. */
 bool aclsim__handle_free(const void *handle);
@@ -765,24 +808,21 @@ enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
  * head being the wait; an IDLE stream with tasks never exists, except for
  * tasks in the inbox whose submitter is about to queue it (THE INBOX RULE).
  *
- * THE INBOX RULE. aclsim__submit pushes its task onto the inbox under
- * sub_lock, which only submitters and closers take, so that a host thread
- * pumping tasks never waits for the worker running them. Lock order: lock,
- * then sub_lock. Submitters are serialized by sub_lock, so the inbox, newest
- * first, is in sequence order; the queue side takes it whole with a
- * compare-and-swap (aclsim__stream_take_inbox, lock held) and appends it to
- * head..tail before it looks at head, so "the stream has tasks" means head
- * or inbox. ACLSIM_INBOX_IDLE in the inbox means the stream is IDLE and
- * nobody has taken it on: put there (lock held, inbox empty) by whoever
- * makes the stream IDLE. The submit that pushes onto it takes the stream out
- * of IDLE: it must then, under lock, queue it (the only way out of IDLE). In
- * between, the stream can only be discarded (the inbox emptied: the
- * submitter puts the mark back and retires a detached stream, as whoever
- * makes a stream IDLE does) or, once discarded and destroyed, start a new
- * life (a new epoch: the submitter leaves it alone). closed is written under
- * both locks, so a submit accepted before a close is in the inbox when the
- * closer looks. */
-#define ACLSIM_INBOX_IDLE ((struct aclsim__task *)1)
+ * THE INBOX RULE. aclsim__submit appends its task to the inbox under
+ * sub_lock, which the queue side takes only to move the inbox to the end of
+ * head..tail (aclsim__stream_take_inbox), once per batch: a host thread
+ * pumping tasks into a stream does not trade the queue's lock with the
+ * worker running them. Lock order: lock, then sub_lock. The queue side
+ * takes the inbox before it looks at head, so "the stream has tasks" means
+ * head or inbox. idle is true iff the stream is IDLE and nobody has taken it
+ * on: set (lock held, inbox and head empty) by whoever makes the stream
+ * IDLE. The submit that finds it true clears it and must then, under lock,
+ * queue the stream (the only way out of IDLE). In between, the stream can
+ * only be discarded (the inbox emptied: the submitter sets idle again and
+ * retires a detached stream, as whoever makes a stream IDLE does) or, once
+ * discarded and destroyed, start a new life (a new epoch: the submitter
+ * leaves it alone). closed is written under both locks, so a submit
+ * accepted before a close is in the inbox when the closer looks. */
 struct aclsim__stream {
     /* Cold: identity and lifetime. */
     void *handle;
@@ -812,16 +852,15 @@ struct aclsim__stream {
     uint32_t taken;                  /* id of the newest task taken from the inbox */
     uint8_t state;
 
-    /* The submission side (THE INBOX RULE below): a thread pumping tasks
-     * into the stream touches only these two cache lines while a worker
-     * runs the stream, and the worker touches them once per batch. inbox:
-     * accepted tasks not yet moved to head..tail, newest first, or
-     * ACLSIM_INBOX_IDLE; pushed under sub_lock, taken under lock. in_spare
-     * (under sub_lock): tasks for the next submits, taken from spare a list
-     * at a time. */
-    _Alignas(64) pthread_mutex_t sub_lock;
-    struct aclsim__task *_Atomic inbox;
-    struct aclsim__task *in_spare;
+    /* The submission side, under sub_lock (THE INBOX RULE below): a thread
+     * pumping tasks into the stream touches only these two cache lines
+     * while a worker runs the stream, and the worker touches them once per
+     * batch. inbox..inbox_tail: accepted tasks not yet moved to head..tail;
+     * in_spare: tasks for the next submits, taken from spare a list at a
+     * time. */
+    _Alignas(64) pthread_spinlock_t sub_lock;
+    struct aclsim__task *inbox, *inbox_tail, *in_spare;
+    bool idle;                       /* THE INBOX RULE: whoever clears it queues the stream */
     bool closed;                     /* being destroyed: aclsim__submit refuses it (written
                                         under lock and sub_lock; read under either) */
     /* Written under sub_lock; read anywhere (a lingering worker polls it:
@@ -925,10 +964,9 @@ void aclsim__stream_detach(struct aclsim__stream *s);
  * detached stream that has now drained, and the caller must call
  * aclsim__stream_retire(s) once it has released the lock. */
 bool aclsim__stream_idle(struct aclsim__stream *s);
-/* THE INBOX RULE: moves the inbox to the end of head..tail, oldest first
- * (lock held). With go_idle, if head is empty and there was nothing to move,
- * puts ACLSIM_INBOX_IDLE there instead: the caller is making the stream
- * IDLE. True if tasks moved. */
+/* THE INBOX RULE: moves the inbox to the end of head..tail (lock held).
+ * With go_idle, if head is empty and there was nothing to move, also sets
+ * idle: the caller is making the stream IDLE. True if tasks moved. */
 bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle);
 /* Tasks in the inbox, as far as submitted shows (lock held). */
 static inline uint32_t aclsim__stream_pending(struct aclsim__stream *s)

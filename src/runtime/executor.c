@@ -27,6 +27,7 @@
 #define WORKER_SPIN_NS 5000    /* an idle worker waiting for work (one per device) */
 #define LINGER_NS 10000          /* a worker keeping a drained stream for more tasks */
 #define LINGER_BATCH 256
+#define LINGER_LOOK_NS 1000      /* how often a lingering worker looks at submitted */
 
 /* See internal.h. */
 void aclsim__adaptive_mutex_init(pthread_mutex_t *m)
@@ -217,15 +218,19 @@ static bool linger(struct aclsim__stream *s)
     unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
     uint32_t taken = s->taken;   /* (this worker holds the stream: nobody takes meanwhile) */
     pthread_mutex_unlock(&s->lock);
+    uint64_t look = 0;
     for (struct aclsim__backoff b = aclsim__backoff_start(LINGER_NS); aclsim__backoff_wait(&b);) {
-        /* Look rarely at submitted, which has its own line: the producer's
-         * store to it waits for every look. */
-        for (int k = 0; k < 8; k++)
-            aclsim__cpu_relax();
-        uint32_t pending = (uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - taken;
-        if (pending >= LINGER_BATCH || (pending && atomic_load_explicit(&s->hurry, memory_order_relaxed)) ||
+        if (atomic_load_explicit(&s->hurry, memory_order_relaxed) ||
             atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
             break;
+        /* Look rarely at submitted: the producer's store to it waits for
+         * each look, and its next locked instruction for that store. */
+        uint64_t now = aclsim__now_ns();
+        if (now - look >= LINGER_LOOK_NS) {
+            look = now;
+            if ((uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - taken >= LINGER_BATCH)
+                break;
+        }
     }
     pthread_mutex_lock(&s->lock);
     return aclsim__stream_take_inbox(s, false);

@@ -8,37 +8,22 @@
 
 #include <stdlib.h>
 
-#define CHUNK_BITS 10
+#define CHUNK_BITS ACLSIM_HANDLE_CHUNK_BITS
 #define CHUNK_SLOTS (1u << CHUNK_BITS)
-#define MAX_CHUNKS 4096u /* 4M live handles */
+#define MAX_CHUNKS ACLSIM_HANDLE_CHUNKS
 
-struct slot {
-    atomic_uint generation;   /* odd while live */
-    atomic_int kind;
-    void *_Atomic object;
-    uint32_t next_free;       /* under lock */
-};
-
-static struct slot *_Atomic chunks[MAX_CHUNKS];
+struct aclsim__handle_slot *_Atomic aclsim__handle_chunks[MAX_CHUNKS];   /* (internal.h) */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t free_head;     /* 0 = none; index 0 is never used */
 static uint32_t next_unused = 1;
-
-static struct slot *slot_at(uint32_t index)
-{
-    if (index == 0 || index >= MAX_CHUNKS * CHUNK_SLOTS)
-        return NULL;
-    struct slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
-    return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
-}
 
 void *aclsim__handle_new(int kind, void *object)
 {
     pthread_mutex_lock(&lock);
     uint32_t index = free_head;
-    struct slot *s;
+    struct aclsim__handle_slot *s;
     if (index) {
-        s = slot_at(index);
+        s = aclsim__handle_slot(index);
         free_head = s->next_free;
     } else {
         index = next_unused;
@@ -47,16 +32,16 @@ void *aclsim__handle_new(int kind, void *object)
             pthread_mutex_unlock(&lock);
             return NULL;
         }
-        if (!atomic_load_explicit(&chunks[c], memory_order_relaxed)) {
-            struct slot *chunk = aclsim__calloc(CHUNK_SLOTS, sizeof *chunk);
+        if (!atomic_load_explicit(&aclsim__handle_chunks[c], memory_order_relaxed)) {
+            struct aclsim__handle_slot *chunk = aclsim__calloc(CHUNK_SLOTS, sizeof *chunk);
             if (!chunk) {
                 pthread_mutex_unlock(&lock);
                 return NULL;
             }
-            atomic_store_explicit(&chunks[c], chunk, memory_order_release);
+            atomic_store_explicit(&aclsim__handle_chunks[c], chunk, memory_order_release);
         }
         next_unused++;
-        s = slot_at(index);
+        s = aclsim__handle_slot(index);
     }
     uint32_t gen = atomic_load_explicit(&s->generation, memory_order_relaxed) + 1; /* odd: live */
     atomic_store_explicit(&s->kind, kind, memory_order_relaxed);
@@ -66,25 +51,13 @@ void *aclsim__handle_new(int kind, void *object)
     return (void *)(((uintptr_t)gen << 32) | ((uintptr_t)index << ACLSIM_HANDLE_KIND_BITS) | (uintptr_t)kind);
 }
 
-void *aclsim__handle_get(const void *handle, int kind)
-{
-    uintptr_t h = (uintptr_t)handle;
-    if ((int)(h & ((1u << ACLSIM_HANDLE_KIND_BITS) - 1)) != kind)
-        return NULL;
-    struct slot *s = slot_at((uint32_t)((h & 0xffffffffu) >> ACLSIM_HANDLE_KIND_BITS));
-    if (!s || atomic_load_explicit(&s->generation, memory_order_acquire) != (uint32_t)(h >> 32) ||
-        atomic_load_explicit(&s->kind, memory_order_relaxed) != kind)
-        return NULL;
-    return atomic_load_explicit(&s->object, memory_order_relaxed);
-}
-
 bool aclsim__handle_free(const void *handle)
 {
     uintptr_t h = (uintptr_t)handle;
     uint32_t index = (uint32_t)((h & 0xffffffffu) >> ACLSIM_HANDLE_KIND_BITS);
     bool freed = false;
     pthread_mutex_lock(&lock);
-    struct slot *s = slot_at(index);
+    struct aclsim__handle_slot *s = aclsim__handle_slot(index);
     if (s && atomic_load_explicit(&s->generation, memory_order_relaxed) == (uint32_t)(h >> 32)) {
         freed = true;
         atomic_store_explicit(&s->generation, (uint32_t)(h >> 32) + 1, memory_order_release);
@@ -103,7 +76,7 @@ void aclsim__handles_forget_after_fork(bool discard)
 {
     pthread_mutex_init(&lock, NULL);
     for (uint32_t index = 1; discard && index < next_unused; index++) {
-        struct slot *s = slot_at(index);
+        struct aclsim__handle_slot *s = aclsim__handle_slot(index);
         uint32_t gen = atomic_load_explicit(&s->generation, memory_order_relaxed);
         int kind = atomic_load_explicit(&s->kind, memory_order_relaxed);
         if ((gen & 1) && (kind == ACLSIM_H_CONTEXT || kind == ACLSIM_H_STREAM ||

@@ -27,6 +27,21 @@
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclsim__stream *stream_pool;
 
+/* sub_lock (THE INBOX RULE) is a spin lock: its unlock is a plain store, so
+ * a submit does not wait there for its stores to reach memory. It is held
+ * for a few hundred instructions; a thread that finds it taken lets the
+ * holder run. */
+static inline void sub_lock(struct aclsim__stream *s)
+{
+    while (ACLSIM_UNLIKELY(pthread_spin_trylock(&s->sub_lock)))
+        sched_yield();
+}
+
+static inline void sub_unlock(struct aclsim__stream *s)
+{
+    pthread_spin_unlock(&s->sub_lock);
+}
+
 /* Finished tasks a stream keeps for reuse (its spares): up to SPARE_MAX
  * each, and beyond that as many as a process-wide budget of SPARE_EXTRA_MAX
  * allows. A producer pumping thousands of tasks ahead of the worker then
@@ -95,13 +110,13 @@ static void stream_unref(struct aclsim__stream *s)
     atomic_fetch_sub(&s->device->nstreams, 1);
     pthread_mutex_lock(&s->lock);
     trim_spares(s, 0);
-    pthread_mutex_lock(&s->sub_lock);
+    sub_lock(s);
     for (struct aclsim__task *t = s->in_spare, *next; t; t = next) {
         next = t->next;
         free(t);
     }
     s->in_spare = NULL;
-    pthread_mutex_unlock(&s->sub_lock);
+    sub_unlock(s);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_lock(&pool_lock);
     s->next_in_context = stream_pool;
@@ -134,7 +149,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
         }
         memset(s, 0, sizeof *s);
         aclsim__adaptive_mutex_init(&s->lock);
-        aclsim__adaptive_mutex_init(&s->sub_lock);
+        pthread_spin_init(&s->sub_lock, PTHREAD_PROCESS_PRIVATE);
         pthread_cond_init(&s->progress, NULL);
         static atomic_uint next_id;
         s->id = atomic_fetch_add(&next_id, 1);   /* kept by the struct, like CANN's reused ids */
@@ -145,11 +160,12 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
      * cannot submit to this one. */
     pthread_mutex_lock(&s->lock);
     atomic_fetch_add_explicit(&s->epoch, 1, memory_order_seq_cst);
-    pthread_mutex_lock(&s->sub_lock);
+    sub_lock(s);
     s->closed = false;
-    atomic_store(&s->inbox, ACLSIM_INBOX_IDLE);   /* THE INBOX RULE: the first submit queues it */
+    s->inbox = s->inbox_tail = NULL;
+    s->idle = true;   /* THE INBOX RULE: the first submit queues it */
     s->taken = (uint32_t)atomic_load(&s->submitted);
-    pthread_mutex_unlock(&s->sub_lock);
+    sub_unlock(s);
     s->handle = NULL;
     __atomic_store_n(&s->context, ctx, __ATOMIC_RELAXED);
     s->device = aclsim__context_device(ctx);
@@ -288,9 +304,9 @@ static bool busy(struct aclsim__stream *s)
  * s->lock. */
 static void close_stream(struct aclsim__stream *s)
 {
-    pthread_mutex_lock(&s->sub_lock);
+    sub_lock(s);
     s->closed = true;   /* from here on aclsim__submit refuses this stream */
-    pthread_mutex_unlock(&s->sub_lock);
+    sub_unlock(s);
 }
 
 void aclsim__stream_destroy(struct aclsim__stream *s, bool force)
@@ -472,29 +488,15 @@ aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
 
 bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle)
 {
-    struct aclsim__task *list = atomic_load_explicit(&s->inbox, memory_order_relaxed);
-    for (;;) {
-        if (list == ACLSIM_INBOX_IDLE)
-            return false;
-        if (!list) {
-            if (!go_idle || s->head)
-                return false;
-            /* Empty: marked, unless a submit pushed meanwhile. */
-            if (atomic_compare_exchange_weak(&s->inbox, &list, ACLSIM_INBOX_IDLE))
-                return false;
-        } else if (atomic_compare_exchange_weak(&s->inbox, &list, NULL)) {
-            break;
-        }
-    }
-    /* Newest first: reversed onto the end of the queue. */
-    s->taken = list->id;
-    struct aclsim__task *first = NULL, *last = list;
-    while (list) {
-        struct aclsim__task *next = list->next;
-        list->next = first;
-        first = list;
-        list = next;
-    }
+    sub_lock(s);
+    struct aclsim__task *first = s->inbox, *last = s->inbox_tail;
+    s->inbox = s->inbox_tail = NULL;
+    if (go_idle && !first && !s->head)
+        s->idle = true;   /* the next submit queues the stream */
+    sub_unlock(s);
+    if (!first)
+        return false;
+    s->taken = last->id;
     if (s->tail)
         s->tail->next = first;
     else
@@ -503,8 +505,8 @@ bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle)
     return true;
 }
 
-/* THE INBOX RULE, the submitter's side: it pushed a task of the life `epoch`
- * onto the idle mark, and takes the stream out of IDLE. Caller holds s->lock.
+/* THE INBOX RULE, the submitter's side: it queued a task of the life
+ * `epoch` and cleared idle, and takes the stream out of IDLE. Caller holds s->lock.
  * True if the caller must schedule s; *retire: it must retire s (a detached
  * stream whose tasks were all discarded meanwhile). */
 static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
@@ -517,8 +519,8 @@ static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
         return true;
     }
     /* Discarded meanwhile (abort, force destroy or reset): the stream stays
-     * IDLE, the idle mark is back (take_inbox), and whoever makes a stream
-     * IDLE retires it if it was detached. */
+     * IDLE, idle is set again (take_inbox), and whoever makes a stream IDLE
+     * retires it if it was detached. */
     *retire = aclsim__stream_idle(s);
     return false;
 }
@@ -539,7 +541,15 @@ static struct aclsim__task *spare_task(struct aclsim__stream *s, bool locked)
             pthread_mutex_unlock(&s->lock);
     }
     if (t) {
-        s->in_spare = t->next;
+        /* The next one was last touched by the worker that ran it: fetched
+         * for writing now, it is this thread's by the next submit. (Else
+         * the stores into it wait in the store buffer, and the unlock of
+         * sub_lock waits for them.) */
+        struct aclsim__task *next = s->in_spare = t->next;
+        if (next) {
+            aclsim__prefetch_write(next);
+            aclsim__prefetch_write((char *)next + sizeof *next - 1);
+        }
         return t;
     }
     return aclsim__malloc(sizeof *t);
@@ -565,7 +575,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     bool locked = ACLSIM_UNLIKELY(aclsim__checking());
     if (locked)
         pthread_mutex_lock(&s->lock);
-    pthread_mutex_lock(&s->sub_lock);
+    sub_lock(s);
     enum { GONE = 1, FAULT, NO_MEMORY } refused = 0;
     struct aclsim__context *ctx = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
     struct aclsim__task *t = NULL;
@@ -578,7 +588,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         refused = NO_MEMORY;
     if (ACLSIM_UNLIKELY(refused)) {
         /* Reported without the locks (the context's report takes its lock). */
-        pthread_mutex_unlock(&s->sub_lock);
+        sub_unlock(s);
         if (locked)
             pthread_mutex_unlock(&s->lock);
         if (refused == FAULT)
@@ -599,15 +609,15 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         aclsim__check_submitted(s, t);
     /* Counted before it can run: completed never passes submitted. */
     atomic_store_explicit(&s->submitted, seq, memory_order_release);
-    /* THE INBOX RULE: pushed; onto the idle mark, this call takes the stream
-     * out of IDLE. */
-    struct aclsim__task *old = atomic_load_explicit(&s->inbox, memory_order_relaxed);
-    do
-        t->next = old == ACLSIM_INBOX_IDLE ? NULL : old;
-    while (!atomic_compare_exchange_weak_explicit(&s->inbox, &old, t, memory_order_release,
-                                                  memory_order_relaxed));
-    bool wake = old == ACLSIM_INBOX_IDLE;
-    pthread_mutex_unlock(&s->sub_lock);
+    t->next = NULL;
+    if (s->inbox_tail)
+        s->inbox_tail->next = t;
+    else
+        s->inbox = t;
+    s->inbox_tail = t;
+    bool wake = s->idle;   /* THE INBOX RULE: this call takes the stream out of IDLE */
+    s->idle = false;
+    sub_unlock(s);
     if (ACLSIM_UNLIKELY(wake)) {
         if (!locked)
             pthread_mutex_lock(&s->lock);
@@ -904,7 +914,7 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 static void renew_after_fork(struct aclsim__stream *s)
 {
     aclsim__adaptive_mutex_init(&s->lock);
-    aclsim__adaptive_mutex_init(&s->sub_lock);
+    pthread_spin_init(&s->sub_lock, PTHREAD_PROCESS_PRIVATE);
     pthread_cond_init(&s->progress, NULL);
     atomic_store(&s->waiters, 0);
     atomic_store(&s->hurry, 0);

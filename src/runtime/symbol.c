@@ -548,7 +548,7 @@ enum direction { TO_SYMBOL, FROM_SYMBOL };
 static aclError check_symbol_copy(enum direction dir, const void *host, size_t hostMax,
                                   const void *symbol, size_t count, size_t offset, int kind,
                                   const char *api, struct aclsim__context **ctx,
-                                  char **dev_addr, aclsimVar **var_out)
+                                  char **dev_addr, aclsimVar **var_out, bool *pinned_out)
 {
     const char *host_name = dir == TO_SYMBOL ? "src" : "dst";
     if (ACLSIM_UNLIKELY(!symbol || !host))
@@ -577,11 +577,12 @@ static aclError check_symbol_copy(enum direction dir, const void *host, size_t h
                             "offset %zu + count %zu = %zu exceeds the %zu bytes of device "
                             "variable %s (%s:%d)", offset, count, offset + count, var->size,
                             var->name, var->file, var->line);
-    if (aclsim__heap_contains(&aclsim__host_heap, host) &&
-        (err = aclsim__check_range(api, host_name, host, count,
-                                   (struct aclsim__where){ACLSIM_PINNED, NULL})))
+    bool pinned = aclsim__heap_contains(&aclsim__host_heap, host);
+    if (pinned && (err = aclsim__check_range(api, host_name, host, count,
+                                             (struct aclsim__where){ACLSIM_PINNED, NULL})))
         return err;   /* a page-locked buffer overrun, or freed */
-    if (ACLSIM_UNLIKELY(aclsim__device_of(host) != NULL)) {
+    /* (Page-locked memory is host memory: only other pointers may be device memory.) */
+    if (ACLSIM_UNLIKELY(!pinned && aclsim__device_of(host) != NULL)) {
         char what[256];
         aclsim__describe(host, what, sizeof what);
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
@@ -591,6 +592,7 @@ static aclError check_symbol_copy(enum direction dir, const void *host, size_t h
     }
     *dev_addr = inst + offset;
     *var_out = var;
+    *pinned_out = pinned;
     return ACL_SUCCESS;
 }
 
@@ -604,8 +606,9 @@ aclError aclrtMemcpyToSymbol(const void *symbol, const void *src, size_t count, 
     struct aclsim__context *ctx = NULL;
     char *dev = NULL;
     aclsimVar *var = NULL;
+    bool pinned = false;
     aclError err = check_symbol_copy(TO_SYMBOL, src, 0, symbol, count, offset, (int)kind, api,
-                                     &ctx, &dev, &var);
+                                     &ctx, &dev, &var, &pinned);
     if (ACLSIM_LIKELY(!err))
         err = copy_live(ctx, dev, src, count, var->name, api);
     return err;
@@ -621,8 +624,9 @@ aclError aclrtMemcpyFromSymbol(void *dst, size_t dstMax, const void *symbol, siz
     struct aclsim__context *ctx = NULL;
     char *dev = NULL;
     aclsimVar *var = NULL;
+    bool pinned = false;
     aclError err = check_symbol_copy(FROM_SYMBOL, dst, dstMax, symbol, count, offset, (int)kind,
-                                     api, &ctx, &dev, &var);
+                                     api, &ctx, &dev, &var, &pinned);
     if (ACLSIM_LIKELY(!err))
         err = copy_live(ctx, dst, dev, count, var->name, api);
     return err;
@@ -635,8 +639,9 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
     struct aclsim__context *ctx = NULL;
     char *dev = NULL;
     aclsimVar *var = NULL;
+    bool pinned = false;
     aclError err = check_symbol_copy(dir, host, hostMax, symbol, count, offset, kind, api, &ctx,
-                                     &dev, &var);
+                                     &dev, &var, &pinned);
     if (ACLSIM_UNLIKELY(err))
         return err;
     struct aclsim__sref s;
@@ -647,10 +652,9 @@ static aclError symbol_copy_async(enum direction dir, void *host, size_t hostMax
      * now on makes submit refuse the copy (I1 for the async copies). */
     if (ACLSIM_UNLIKELY(!context_live(ctx)))
         return context_gone(api);
-    bool pageable = !aclsim__heap_contains(&aclsim__host_heap, host);
     return dir == TO_SYMBOL
-               ? aclsim__copy_async(s, dev, host, count, pageable, var->name, api)
-               : aclsim__copy_async(s, host, dev, count, pageable, var->name, api);
+               ? aclsim__copy_async(s, dev, host, count, !pinned, var->name, api)
+               : aclsim__copy_async(s, host, dev, count, !pinned, var->name, api);
 }
 
 aclError aclrtMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
