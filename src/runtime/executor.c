@@ -212,23 +212,29 @@ static bool linger(struct aclsim__stream *s)
     /* On one CPU the producer cannot queue while this worker lingers, and a
      * host thread waiting on the stream runs such tasks itself
      * (aclsim__host_run) only while the stream is not held. */
-    if (aclsim__one_cpu() || aclsim__stream_pending(s) >= LINGER_BATCH ||
-        atomic_load_explicit(&s->hurry, memory_order_relaxed))
+    uint32_t pending = aclsim__stream_pending(s);
+    if (aclsim__one_cpu() || pending >= LINGER_BATCH ||
+        (pending && atomic_load_explicit(&s->hurry, memory_order_relaxed)))
         return aclsim__stream_take_inbox(s, false);
     unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
     uint32_t taken = s->taken;   /* (this worker holds the stream: nobody takes meanwhile) */
     pthread_mutex_unlock(&s->lock);
     uint64_t look = 0;
     for (struct aclsim__backoff b = aclsim__backoff_start(LINGER_NS); aclsim__backoff_wait(&b);) {
-        if (atomic_load_explicit(&s->hurry, memory_order_relaxed) ||
-            atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
+        if (atomic_load_explicit(&dev->work_hint, memory_order_relaxed) != hint)
             break;
-        /* Look rarely at submitted: the producer's store to it waits for
-         * each look, and its next locked instruction for that store. */
+        /* Look rarely at submitted while the producer pumps: its store to
+         * it waits for each look, and its next locked instruction for that
+         * store. A host waiting on the stream pumps nothing: then look each
+         * round, and take what it waits for at once. (With nothing queued,
+         * keep the stream: the next submit of a round trip then finds it
+         * held, and needs no wake-up.) */
         uint64_t now = aclsim__now_ns();
-        if (now - look >= LINGER_LOOK_NS) {
+        bool hurry = atomic_load_explicit(&s->hurry, memory_order_relaxed);
+        if (hurry || now - look >= LINGER_LOOK_NS) {
             look = now;
-            if ((uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - taken >= LINGER_BATCH)
+            uint32_t pending = (uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - taken;
+            if (pending >= LINGER_BATCH || (pending && hurry))
                 break;
         }
     }
@@ -398,6 +404,10 @@ static void run_stream(struct aclsim__stream *s, bool host)
             budget--;
         struct aclsim__task *rest = run_claimed(s, claimed, &done);
         pthread_mutex_lock(&s->lock);
+        /* Back to the spares after each batch, not when the worker lets go
+         * of the stream: a producer pumping tasks into a stream this worker
+         * keeps for a long time reuses them instead of calling malloc. */
+        chain_recycle(s, &done);
         if (rest && (atomic_load(&s->discard) ||
                      (atomic_load(&s->stopping) && aclsim__task_stopped(s, rest)))) {
             /* Discarded (abort, forced reset, finalize) or stopped (failure.c)
