@@ -845,9 +845,7 @@ struct aclsim__stream {
     /* The queue side, under lock: whoever runs, parks, discards or destroys
      * the stream (the worker once per batch). */
     _Alignas(64) pthread_mutex_t lock;
-    struct aclsim__task *head, *tail, *spare;
-    atomic_uint nspare;              /* length of spare (bounded; written under lock) */
-    uint32_t spare_charged;          /* of them, charged to the spare budget (stream.c) */
+    struct aclsim__task *head, *tail;
     uint64_t discarded_pending;      /* discarded behind tasks in flight: counted by the worker */
     uint32_t taken;                  /* id of the newest task taken from the inbox */
     uint8_t state;
@@ -856,13 +854,18 @@ struct aclsim__stream {
      * pumping tasks into the stream touches only these two cache lines
      * while a worker runs the stream, and the worker touches them once per
      * batch. inbox..inbox_tail: accepted tasks not yet moved to head..tail;
-     * in_spare: tasks for the next submits, taken from spare a list at a
-     * time. */
+     * in_spare: tasks for the next submits, taken from returned a stack at
+     * a time. */
     _Alignas(64) pthread_spinlock_t sub_lock;
     struct aclsim__task *inbox, *inbox_tail, *in_spare;
     bool idle;                       /* THE INBOX RULE: whoever clears it queues the stream */
     bool closed;                     /* being destroyed: aclsim__submit refuses it (written
                                         under lock and sub_lock; read under either) */
+    /* THE SPARES (stream.c): finished tasks given back by the queue side,
+     * taken whole by a submitter; on their own line, as both sides write
+     * them once per batch. */
+    _Alignas(64) struct aclsim__task *_Atomic returned;
+    atomic_uint nreturned, spare_charged;
     /* Written under sub_lock; read anywhere (a lingering worker polls it:
      * alone on its line, so the polls do not slow the submitter's lock). */
     _Alignas(64) atomic_uint_fast64_t submitted;

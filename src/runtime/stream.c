@@ -42,20 +42,25 @@ static inline void sub_unlock(struct aclsim__stream *s)
     pthread_spin_unlock(&s->sub_lock);
 }
 
-/* Finished tasks a stream keeps for reuse (its spares): up to SPARE_MAX
+/* THE SPARES. Finished tasks a stream keeps for reuse: up to SPARE_MAX
  * each, and beyond that as many as a process-wide budget of SPARE_EXTRA_MAX
  * allows. A producer pumping thousands of tasks ahead of the worker then
- * reuses them instead of calling malloc and free for each (a third of the
- * cost of a queued copy: docs/performance.md), while a burst of a million
- * queued tasks does not stay allocated. */
+ * reuses them instead of calling malloc and free for each, while a burst of
+ * a million queued tasks does not stay allocated.
+ *
+ * The queue side gives finished tasks back a chain at a time (lock held: one
+ * giver at a time), pushing it onto `returned`, a lock-free stack; a
+ * submitter (sub_lock held: one taker at a time) takes the whole stack with
+ * one exchange into in_spare when that runs dry. Neither waits for the
+ * other's lock, and as the stack is only ever taken whole, a chain is never
+ * taken half (no ABA). nreturned counts the tasks on the stack, for the
+ * bound only: a chain given back while the stack is taken may be counted
+ * after it went, or not at all, until the next take resets it.
+ * spare_charged is what the stream holds from the budget; the take gives it
+ * all back (the taken tasks are about to be used). */
 #define SPARE_MAX 256
 #define SPARE_EXTRA_MAX 16384
 static atomic_uint spare_extra;   /* spares charged to the budget, all streams */
-
-static uint32_t extra_of(uint64_t n)
-{
-    return n > SPARE_MAX ? (uint32_t)(n - SPARE_MAX < UINT32_MAX ? n - SPARE_MAX : UINT32_MAX) : 0;
-}
 
 /* Up to want spares more from the budget: how many were granted. */
 static uint32_t budget_take(uint32_t want)
@@ -68,39 +73,56 @@ static uint32_t budget_take(uint32_t want)
     return grant;
 }
 
-/* Frees spare tasks of s beyond keep, and gives back to the budget what s
- * no longer needs from it. Caller holds s->lock. */
-static void trim_spares(struct aclsim__stream *s, uint32_t keep)
+/* Takes s's whole stack of spares (sub_lock held, or s unreachable). */
+static struct aclsim__task *take_returned(struct aclsim__stream *s)
 {
-    uint32_t n = atomic_load_explicit(&s->nspare, memory_order_relaxed);
-    for (; n > keep; n--) {
-        struct aclsim__task *t = s->spare;
-        s->spare = t->next;
-        free(t);
-    }
-    atomic_store_explicit(&s->nspare, n, memory_order_relaxed);
-    uint32_t give = s->spare_charged - extra_of(n);
-    if (give) {
+    struct aclsim__task *list = atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
+    atomic_store_explicit(&s->nreturned, 0, memory_order_relaxed);
+    if (ACLSIM_UNLIKELY(atomic_load_explicit(&s->spare_charged, memory_order_relaxed))) {
+        uint32_t give = atomic_exchange_explicit(&s->spare_charged, 0, memory_order_relaxed);
         atomic_fetch_sub_explicit(&spare_extra, give, memory_order_relaxed);
-        s->spare_charged -= give;
+    }
+    return list;
+}
+
+static void free_tasks(struct aclsim__task *t)
+{
+    for (struct aclsim__task *next; t; t = next) {
+        next = t->next;
+        free(t);
     }
 }
 
 void aclsim__stream_recycle_tasks(struct aclsim__stream *s, struct aclsim__task *first,
                                   struct aclsim__task *last, uint64_t n)
 {
-    last->next = s->spare;
-    s->spare = first;
-    uint64_t total = atomic_load_explicit(&s->nspare, memory_order_relaxed) + n;
-    if (total > UINT32_MAX)
-        total = UINT32_MAX;
-    atomic_store_explicit(&s->nspare, (uint32_t)total, memory_order_relaxed);
-    uint32_t need = extra_of(total) - s->spare_charged;
-    if (ACLSIM_UNLIKELY(need)) {
-        s->spare_charged += budget_take(need);
-        if (total > SPARE_MAX + (uint64_t)s->spare_charged)
-            trim_spares(s, SPARE_MAX + s->spare_charged);
+    uint64_t had = atomic_load_explicit(&s->nreturned, memory_order_relaxed);
+    if (ACLSIM_UNLIKELY(had + n > SPARE_MAX)) {
+        /* Beyond the stream's own SPARE_MAX: what the budget grants is kept,
+         * the rest of the chain (from its front) is freed. */
+        uint64_t over = had + n - SPARE_MAX, want = over < n ? over : n;
+        uint32_t granted = budget_take(want < UINT32_MAX ? (uint32_t)want : UINT32_MAX);
+        atomic_fetch_add_explicit(&s->spare_charged, granted, memory_order_relaxed);
+        for (uint64_t drop = want - granted; drop; drop--) {
+            struct aclsim__task *t = first;
+            if (t == last) {   /* (the whole chain) */
+                free(t);
+                return;
+            }
+            first = t->next;
+            free(t);
+            n--;
+        }
     }
+    struct aclsim__task *top = atomic_load_explicit(&s->returned, memory_order_relaxed);
+    do
+        last->next = top;
+    while (!atomic_compare_exchange_weak_explicit(&s->returned, &top, first, memory_order_release,
+                                                  memory_order_relaxed));
+    /* (Not a read-modify-write: one giver at a time, and a take's reset
+     * racing it only makes the count approximate, as said above.) */
+    atomic_store_explicit(&s->nreturned, (uint32_t)(had + n < UINT32_MAX ? had + n : UINT32_MAX),
+                          memory_order_relaxed);
 }
 
 static void stream_unref(struct aclsim__stream *s)
@@ -109,12 +131,9 @@ static void stream_unref(struct aclsim__stream *s)
         return;
     atomic_fetch_sub(&s->device->nstreams, 1);
     pthread_mutex_lock(&s->lock);
-    trim_spares(s, 0);
     sub_lock(s);
-    for (struct aclsim__task *t = s->in_spare, *next; t; t = next) {
-        next = t->next;
-        free(t);
-    }
+    free_tasks(take_returned(s));
+    free_tasks(s->in_spare);
     s->in_spare = NULL;
     sub_unlock(s);
     pthread_mutex_unlock(&s->lock);
@@ -488,6 +507,11 @@ aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
 
 bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle)
 {
+    /* Nothing submitted since the last take: nothing to move. (A submit
+     * bumps submitted before it appends, under sub_lock; one under way may be
+     * missed here, so whoever makes the stream IDLE looks under sub_lock.) */
+    if (!go_idle && !aclsim__stream_pending(s))
+        return false;
     sub_lock(s);
     struct aclsim__task *first = s->inbox, *last = s->inbox_tail;
     s->inbox = s->inbox_tail = NULL;
@@ -514,8 +538,8 @@ static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
     *retire = false;
     if (atomic_load_explicit(&s->epoch, memory_order_relaxed) != epoch)
         return false;   /* discarded, destroyed and reused: the new life owns idle */
-    if (s->head || aclsim__stream_take_inbox(s, true)) {
-        s->state = ACLSIM_STREAM_QUEUED;
+    if (s->head || aclsim__stream_pending(s) || aclsim__stream_take_inbox(s, true)) {
+        s->state = ACLSIM_STREAM_QUEUED;   /* (its worker takes the inbox) */
         return true;
     }
     /* Discarded meanwhile (abort, force destroy or reset): the stream stays
@@ -525,21 +549,14 @@ static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
     return false;
 }
 
-/* A spare task for a submit (sub_lock held; lock too if locked): one of
- * in_spare, refilled with the queue side's whole spare list when that lock
- * is free; or a new one. */
-static struct aclsim__task *spare_task(struct aclsim__stream *s, bool locked)
+/* A spare task for a submit (sub_lock held): one of in_spare, refilled
+ * with the whole stack of returned tasks (THE SPARES) when it runs dry; or a
+ * new one. */
+static struct aclsim__task *spare_task(struct aclsim__stream *s)
 {
     struct aclsim__task *t = s->in_spare;
-    if (!t && atomic_load_explicit(&s->nspare, memory_order_relaxed) &&
-        (locked || pthread_mutex_trylock(&s->lock) == 0)) {
-        t = s->spare;
-        s->spare = NULL;
-        atomic_store_explicit(&s->nspare, 0, memory_order_relaxed);
-        trim_spares(s, 0);   /* (frees none: gives back s's budget) */
-        if (!locked)
-            pthread_mutex_unlock(&s->lock);
-    }
+    if (!t && atomic_load_explicit(&s->returned, memory_order_relaxed))
+        t = take_returned(s);
     if (t) {
         /* The next one was last touched by the worker that ran it: fetched
          * for writing now, it is this thread's by the next submit. (Else
@@ -584,7 +601,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         refused = GONE;
     else if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_relaxed)))
         refused = FAULT;   /* stopped on failure */
-    else if (ACLSIM_UNLIKELY(!(t = spare_task(s, locked))))
+    else if (ACLSIM_UNLIKELY(!(t = spare_task(s))))
         refused = NO_MEMORY;
     if (ACLSIM_UNLIKELY(refused)) {
         /* Reported without the locks (the context's report takes its lock). */
