@@ -858,6 +858,7 @@ struct aclsim__stream {
      * a time. */
     _Alignas(64) pthread_spinlock_t sub_lock;
     struct aclsim__task *inbox, *inbox_tail, *in_spare;
+    uint32_t in_charged;             /* THE SPARES (stream.c): budget held for in_spare */
     bool idle;                       /* THE INBOX RULE: whoever clears it queues the stream */
     bool closed;                     /* being destroyed: aclsim__submit refuses it (written
                                         under lock and sub_lock; read under either) */
@@ -971,6 +972,11 @@ bool aclsim__stream_idle(struct aclsim__stream *s);
  * With go_idle, if head is empty and there was nothing to move, also sets
  * idle: the caller is making the stream IDLE. True if tasks moved. */
 bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle);
+/* The sequence number of the last task accepted by s, read under sub_lock
+ * (lock held): a submit that has passed its checks (the context's fault
+ * among them) is counted, and any other makes them after this. What a stop
+ * on failure or a task abort stops (failure.c). */
+uint64_t aclsim__stream_submitted_now(struct aclsim__stream *s);
 /* Tasks in the inbox, as far as submitted shows (lock held). */
 static inline uint32_t aclsim__stream_pending(struct aclsim__stream *s)
 {

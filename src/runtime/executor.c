@@ -217,7 +217,9 @@ static bool linger(struct aclsim__stream *s)
         (pending && atomic_load_explicit(&s->hurry, memory_order_relaxed)))
         return aclsim__stream_take_inbox(s, false);
     unsigned hint = atomic_load_explicit(&dev->work_hint, memory_order_relaxed);
-    uint32_t taken = s->taken;   /* (this worker holds the stream: nobody takes meanwhile) */
+    /* (A destroy or discard may take the inbox meanwhile: then this returns
+     * false with tasks in head, and the stream goes back on the ready list.) */
+    uint32_t taken = s->taken;
     pthread_mutex_unlock(&s->lock);
     uint64_t look = 0;
     for (struct aclsim__backoff b = aclsim__backoff_start(LINGER_NS); aclsim__backoff_wait(&b);) {

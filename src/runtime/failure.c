@@ -177,7 +177,7 @@ unsigned aclsim__abort_generation(const struct aclsim__device *dev)
 static void stop_stream(struct aclsim__stream *s, aclError code, const char *text)
 {
     pthread_mutex_lock(&s->lock);
-    uint64_t submitted = atomic_load(&s->submitted);
+    uint64_t submitted = aclsim__stream_submitted_now(s);   /* (a submit under way: counted) */
     atomic_store(&s->stop_upto, (uint32_t)submitted);
     atomic_store(&s->stopping, true);
     if (code && submitted > atomic_load(&s->completed) && !atomic_load(&s->fault)) {

@@ -56,8 +56,9 @@ static inline void sub_unlock(struct aclsim__stream *s)
  * taken half (no ABA). nreturned counts the tasks on the stack, for the
  * bound only: a chain given back while the stack is taken may be counted
  * after it went, or not at all, until the next take resets it.
- * spare_charged is what the stream holds from the budget; the take gives it
- * all back (the taken tasks are about to be used). */
+ * spare_charged is what the stream holds from the budget for the stack;
+ * taken with it, it becomes in_charged, held until in_spare is used up (the
+ * next take), so that taken tasks stay within the budget too. */
 #define SPARE_MAX 256
 #define SPARE_EXTRA_MAX 16384
 static atomic_uint spare_extra;   /* spares charged to the budget, all streams */
@@ -73,15 +74,21 @@ static uint32_t budget_take(uint32_t want)
     return grant;
 }
 
-/* Takes s's whole stack of spares (sub_lock held, or s unreachable). */
-static struct aclsim__task *take_returned(struct aclsim__stream *s)
+static void budget_give(uint32_t n)
+{
+    if (ACLSIM_UNLIKELY(n))
+        atomic_fetch_sub_explicit(&spare_extra, n, memory_order_relaxed);
+}
+
+/* Takes s's whole stack of spares, and in *charged what s holds of the
+ * budget for them (sub_lock held, or s unreachable). */
+static struct aclsim__task *take_returned(struct aclsim__stream *s, uint32_t *charged)
 {
     struct aclsim__task *list = atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
     atomic_store_explicit(&s->nreturned, 0, memory_order_relaxed);
-    if (ACLSIM_UNLIKELY(atomic_load_explicit(&s->spare_charged, memory_order_relaxed))) {
-        uint32_t give = atomic_exchange_explicit(&s->spare_charged, 0, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&spare_extra, give, memory_order_relaxed);
-    }
+    *charged = ACLSIM_UNLIKELY(atomic_load_explicit(&s->spare_charged, memory_order_relaxed))
+                   ? atomic_exchange_explicit(&s->spare_charged, 0, memory_order_relaxed)
+                   : 0;
     return list;
 }
 
@@ -132,9 +139,13 @@ static void stream_unref(struct aclsim__stream *s)
     atomic_fetch_sub(&s->device->nstreams, 1);
     pthread_mutex_lock(&s->lock);
     sub_lock(s);
-    free_tasks(take_returned(s));
+    uint32_t charged;
+    free_tasks(take_returned(s, &charged));
+    budget_give(charged);
     free_tasks(s->in_spare);
     s->in_spare = NULL;
+    budget_give(s->in_charged);
+    s->in_charged = 0;
     sub_unlock(s);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_lock(&pool_lock);
@@ -505,6 +516,26 @@ aclError aclsim__stream_resolve(aclrtStream stream, const char *api,
     return ACL_SUCCESS;
 }
 
+uint64_t aclsim__stream_submitted_now(struct aclsim__stream *s)
+{
+    sub_lock(s);
+    uint64_t n = atomic_load_explicit(&s->submitted, memory_order_relaxed);
+    sub_unlock(s);
+    return n;
+}
+
+/* Moves first..last (the inbox, taken) to the end of head..tail. */
+static void queue_taken(struct aclsim__stream *s, struct aclsim__task *first,
+                        struct aclsim__task *last)
+{
+    s->taken = last->id;
+    if (s->tail)
+        s->tail->next = first;
+    else
+        s->head = first;
+    s->tail = last;
+}
+
 bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle)
 {
     /* Nothing submitted since the last take: nothing to move. (A submit
@@ -520,12 +551,7 @@ bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle)
     sub_unlock(s);
     if (!first)
         return false;
-    s->taken = last->id;
-    if (s->tail)
-        s->tail->next = first;
-    else
-        s->head = first;
-    s->tail = last;
+    queue_taken(s, first, last);
     return true;
 }
 
@@ -555,8 +581,10 @@ static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
 static struct aclsim__task *spare_task(struct aclsim__stream *s)
 {
     struct aclsim__task *t = s->in_spare;
-    if (!t && atomic_load_explicit(&s->returned, memory_order_relaxed))
-        t = take_returned(s);
+    if (!t && atomic_load_explicit(&s->returned, memory_order_relaxed)) {
+        budget_give(s->in_charged);   /* in_spare is used up */
+        t = take_returned(s, &s->in_charged);
+    }
     if (t) {
         /* The next one was last touched by the worker that ran it: fetched
          * for writing now, it is this thread's by the next submit. (Else
@@ -634,7 +662,21 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     s->inbox_tail = t;
     bool wake = s->idle;   /* THE INBOX RULE: this call takes the stream out of IDLE */
     s->idle = false;
-    sub_unlock(s);
+    if (wake && !locked && pthread_mutex_trylock(&s->lock) == 0) {
+        /* Both locks held (taken in order, as a trylock): queue it now, with
+         * the inbox already moved, so that whoever runs it next need not
+         * take sub_lock for this task. */
+        struct aclsim__task *first = s->inbox, *last = s->inbox_tail;
+        s->inbox = s->inbox_tail = NULL;
+        queue_taken(s, first, last);
+        s->state = ACLSIM_STREAM_QUEUED;
+        sub_unlock(s);
+        pthread_mutex_unlock(&s->lock);
+        aclsim__schedule(s);
+        wake = false;
+    } else {
+        sub_unlock(s);
+    }
     if (ACLSIM_UNLIKELY(wake)) {
         if (!locked)
             pthread_mutex_lock(&s->lock);
