@@ -977,6 +977,12 @@ bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle);
  * among them) is counted, and any other makes them after this. What a stop
  * on failure or a task abort stops (failure.c). */
 uint64_t aclsim__stream_submitted_now(struct aclsim__stream *s);
+/* The end of a run of s (lock held, head empty): takes the inbox, or if it is
+ * empty marks the stream idle, as aclsim__stream_take_inbox(s, true) does;
+ * in the same sub_lock round gives first..last (n tasks the run finished,
+ * or none) back to the spares. True if tasks were taken. */
+bool aclsim__stream_end_run(struct aclsim__stream *s, struct aclsim__task *first,
+                            struct aclsim__task *last, uint64_t n);
 /* Tasks in the inbox, as far as submitted shows (lock held). */
 static inline uint32_t aclsim__stream_pending(struct aclsim__stream *s)
 {

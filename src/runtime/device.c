@@ -115,7 +115,9 @@ aclError aclsim__device_acquire(int32_t id, const char *api)
     if (err)
         return err;
     struct aclsim__device *dev = &aclsim__devices[id];
-    while (dev->closing) {
+    /* (Checked first: a device that aclFinalize is closing is not "being
+     * reset" for a host function that tries to open it meanwhile.) */
+    while (dev->closing && !aclsim__rt.finalizing) {
         /* A host function waiting here would wait for itself. */
         if (aclsim__tls_worker)
             return aclsim__fail(ACL_ERROR_RT_INTERNAL_ERROR, api,

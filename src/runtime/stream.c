@@ -49,7 +49,8 @@ static inline void sub_unlock(struct aclsim__stream *s)
  * a million queued tasks does not stay allocated.
  *
  * The queue side gives finished tasks back a chain at a time (lock held: one
- * giver at a time), pushing it onto `returned`, a lock-free stack; a
+ * giver at a time), pushing it onto `returned`, a lock-free stack (or, at
+ * the end of a run, straight into an empty in_spare: aclsim__stream_end_run); a
  * submitter (sub_lock held: one taker at a time) takes the whole stack with
  * one exchange into in_spare when that runs dry. Neither waits for the
  * other's lock, and as the stack is only ever taken whole, a chain is never
@@ -525,6 +526,34 @@ uint64_t aclsim__stream_submitted_now(struct aclsim__stream *s)
 }
 
 /* Moves first..last (the inbox, taken) to the end of head..tail. */
+static void queue_taken(struct aclsim__stream *s, struct aclsim__task *first,
+                        struct aclsim__task *last);
+
+bool aclsim__stream_end_run(struct aclsim__stream *s, struct aclsim__task *first,
+                            struct aclsim__task *last, uint64_t n)
+{
+    sub_lock(s);
+    struct aclsim__task *in = s->inbox, *in_last = s->inbox_tail;
+    s->inbox = s->inbox_tail = NULL;
+    if (!in && !s->head)
+        s->idle = true;   /* the next submit queues the stream */
+    /* THE SPARES: a few tasks go straight to the submitters when they have
+     * none (a round trip's task: no push, and no take at the next submit). */
+    bool given = first && !s->in_spare && n <= SPARE_MAX;
+    if (given) {
+        last->next = NULL;
+        s->in_spare = first;
+    }
+    sub_unlock(s);
+    if (first && !given)
+        aclsim__stream_recycle_tasks(s, first, last, n);
+    if (!in)
+        return false;
+    queue_taken(s, in, in_last);
+    return true;
+}
+
+
 static void queue_taken(struct aclsim__stream *s, struct aclsim__task *first,
                         struct aclsim__task *last)
 {
