@@ -235,7 +235,7 @@ static bool linger(struct aclsim__stream *s)
         bool hurry = atomic_load_explicit(&s->hurry, memory_order_relaxed);
         if (hurry || now - look >= LINGER_LOOK_NS) {
             look = now;
-            uint32_t pending = (uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - taken;
+            pending = (uint32_t)atomic_load_explicit(&s->submitted, memory_order_relaxed) - taken;
             if (pending >= LINGER_BATCH || (pending && hurry))
                 break;
         }

@@ -525,35 +525,21 @@ uint64_t aclsim__stream_submitted_now(struct aclsim__stream *s)
     return n;
 }
 
-/* Moves first..last (the inbox, taken) to the end of head..tail. */
-static void queue_taken(struct aclsim__stream *s, struct aclsim__task *first,
-                        struct aclsim__task *last);
-
-bool aclsim__stream_end_run(struct aclsim__stream *s, struct aclsim__task *first,
-                            struct aclsim__task *last, uint64_t n)
+/* Detaches the inbox, its last task in *last (sub_lock held). With
+ * go_idle, if there is nothing to take and head is empty, sets idle: the
+ * caller is making the stream IDLE. */
+static struct aclsim__task *detach_inbox(struct aclsim__stream *s, bool go_idle,
+                                         struct aclsim__task **last)
 {
-    sub_lock(s);
-    struct aclsim__task *in = s->inbox, *in_last = s->inbox_tail;
+    struct aclsim__task *first = s->inbox;
+    *last = s->inbox_tail;
     s->inbox = s->inbox_tail = NULL;
-    if (!in && !s->head)
+    if (go_idle && !first && !s->head)
         s->idle = true;   /* the next submit queues the stream */
-    /* THE SPARES: a few tasks go straight to the submitters when they have
-     * none (a round trip's task: no push, and no take at the next submit). */
-    bool given = first && !s->in_spare && n <= SPARE_MAX;
-    if (given) {
-        last->next = NULL;
-        s->in_spare = first;
-    }
-    sub_unlock(s);
-    if (first && !given)
-        aclsim__stream_recycle_tasks(s, first, last, n);
-    if (!in)
-        return false;
-    queue_taken(s, in, in_last);
-    return true;
+    return first;
 }
 
-
+/* Appends first..last (a detached inbox) to head..tail (lock held). */
 static void queue_taken(struct aclsim__stream *s, struct aclsim__task *first,
                         struct aclsim__task *last)
 {
@@ -572,15 +558,35 @@ bool aclsim__stream_take_inbox(struct aclsim__stream *s, bool go_idle)
      * missed here, so whoever makes the stream IDLE looks under sub_lock.) */
     if (!go_idle && !aclsim__stream_pending(s))
         return false;
+    struct aclsim__task *last;
     sub_lock(s);
-    struct aclsim__task *first = s->inbox, *last = s->inbox_tail;
-    s->inbox = s->inbox_tail = NULL;
-    if (go_idle && !first && !s->head)
-        s->idle = true;   /* the next submit queues the stream */
+    struct aclsim__task *first = detach_inbox(s, go_idle, &last);
     sub_unlock(s);
     if (!first)
         return false;
     queue_taken(s, first, last);
+    return true;
+}
+
+bool aclsim__stream_end_run(struct aclsim__stream *s, struct aclsim__task *first,
+                            struct aclsim__task *last, uint64_t n)
+{
+    struct aclsim__task *in_last;
+    sub_lock(s);
+    struct aclsim__task *in = detach_inbox(s, true, &in_last);
+    /* THE SPARES: a few tasks go straight to the submitters when they have
+     * none (a round trip's task: no push, and no take at the next submit). */
+    bool given = first && !s->in_spare && n <= SPARE_MAX;
+    if (given) {
+        last->next = NULL;
+        s->in_spare = first;
+    }
+    sub_unlock(s);
+    if (first && !given)
+        aclsim__stream_recycle_tasks(s, first, last, n);
+    if (!in)
+        return false;
+    queue_taken(s, in, in_last);
     return true;
 }
 
@@ -695,8 +701,7 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         /* Both locks held (taken in order, as a trylock): queue it now, with
          * the inbox already moved, so that whoever runs it next need not
          * take sub_lock for this task. */
-        struct aclsim__task *first = s->inbox, *last = s->inbox_tail;
-        s->inbox = s->inbox_tail = NULL;
+        struct aclsim__task *last, *first = detach_inbox(s, false, &last);
         queue_taken(s, first, last);
         s->state = ACLSIM_STREAM_QUEUED;
         sub_unlock(s);
