@@ -58,8 +58,9 @@ static inline void sub_unlock(struct aclsim__stream *s)
  * bound only: a chain given back while the stack is taken may be counted
  * after it went, or not at all, until the next take resets it.
  * spare_charged is what the stream holds from the budget for the stack;
- * taken with it, it becomes in_charged, held until in_spare is used up (the
- * next take), so that taken tasks stay within the budget too. */
+ * taken with it, it becomes in_charged, held until in_spare runs dry (the
+ * submit that takes its last task gives it back), so that taken tasks stay
+ * within the budget too. */
 #define SPARE_MAX 256
 #define SPARE_EXTRA_MAX 16384
 static atomic_uint spare_extra;   /* spares charged to the budget, all streams */
@@ -611,28 +612,68 @@ static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
 }
 
 /* A spare task for a submit (sub_lock held): one of in_spare, refilled
- * with the whole stack of returned tasks (THE SPARES) when it runs dry; or a
- * new one. */
+ * with the whole stack of returned tasks (THE SPARES) when it runs dry; NULL
+ * if there is none. */
 static struct aclsim__task *spare_task(struct aclsim__stream *s)
 {
     struct aclsim__task *t = s->in_spare;
     if (!t && atomic_load_explicit(&s->returned, memory_order_relaxed)) {
-        budget_give(s->in_charged);   /* in_spare is used up */
+        budget_give(s->in_charged);   /* (0: given back when in_spare ran dry) */
         t = take_returned(s, &s->in_charged);
     }
     if (t) {
         /* The next one was last touched by the worker that ran it: fetched
-         * for writing now, it is this thread's by the next submit. (Else
-         * the stores into it wait in the store buffer, and the unlock of
-         * sub_lock waits for them.) */
+         * for writing now, it is this thread's by the time it is used. */
         struct aclsim__task *next = s->in_spare = t->next;
         if (next) {
             aclsim__prefetch_write(next);
             aclsim__prefetch_write((char *)next + sizeof *next - 1);
+        } else if (s->in_charged) {
+            /* in_spare is used up: its budget goes back now, before the
+             * worker gives these tasks back (else a producer queuing more
+             * than the budget's half keeps it, and the worker frees what
+             * it gives back: thousands of new tasks per run). */
+            budget_give(s->in_charged);
+            s->in_charged = 0;
         }
-        return t;
     }
-    return aclsim__malloc(sizeof *t);
+    return t;
+}
+
+/* THE SPARES, the submitter's hand: each thread keeps one spare task, taken
+ * from the stream it submitted to at the end of that submit, and the next
+ * submit (to any stream) fills it before it takes sub_lock. A spare was last
+ * touched by the worker that ran it, on another core, and the stores into
+ * it wait for its cache lines to come back: made outside sub_lock, they do
+ * not keep it held, and a worker taking the inbox finds it free. (While it
+ * is held, each try of the worker takes the lock's cache line away from
+ * the submitter: on this 2-vCPU VM that alone made 10,000 queued copies
+ * 4x slower in some runs, docs/performance.md.) Freed at thread exit. */
+static _Thread_local struct aclsim__task *tls_hand;
+static _Thread_local bool tls_hand_keyed;
+static pthread_key_t hand_key;
+static pthread_once_t hand_once = PTHREAD_ONCE_INIT;
+
+static void hand_free(void *unused)
+{
+    (void)unused;
+    free(tls_hand);
+    tls_hand = NULL;
+}
+
+static void hand_key_init(void)
+{
+    pthread_key_create(&hand_key, hand_free);
+}
+
+static void hand_keep(struct aclsim__task *t)
+{
+    if (ACLSIM_UNLIKELY(!tls_hand_keyed)) {
+        pthread_once(&hand_once, hand_key_init);
+        pthread_setspecific(hand_key, (void *)1);   /* runs hand_free at thread exit */
+        tls_hand_keyed = true;
+    }
+    tls_hand = t;
 }
 
 /* The one place tasks enter a stream. Under the stream's sub_lock it checks
@@ -653,24 +694,39 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     /* The checker hook below may record a fault on s, which is written under
      * its lock: with checking on, submits hold it too. */
     bool locked = ACLSIM_UNLIKELY(aclsim__checking());
+    /* The task in hand is filled before the locks (THE SPARES). */
+    struct aclsim__task *t = tls_hand;
+    tls_hand = NULL;
+    if (ACLSIM_LIKELY(t)) {
+        *t = *task;
+        t->next = NULL;
+    }
     if (locked)
         pthread_mutex_lock(&s->lock);
     sub_lock(s);
     enum { GONE = 1, FAULT, NO_MEMORY } refused = 0;
     struct aclsim__context *ctx = __atomic_load_n(&s->context, __ATOMIC_RELAXED);
-    struct aclsim__task *t = NULL;
     if (ACLSIM_UNLIKELY(s->closed || atomic_load_explicit(&s->epoch, memory_order_relaxed) !=
                                          ref.epoch))
         refused = GONE;
     else if (ACLSIM_UNLIKELY(atomic_load_explicit(&ctx->fault, memory_order_relaxed)))
         refused = FAULT;   /* stopped on failure */
-    else if (ACLSIM_UNLIKELY(!(t = spare_task(s))))
-        refused = NO_MEMORY;
+    else if (ACLSIM_UNLIKELY(!t)) {
+        /* Nothing in hand (this thread's first submit): a spare, or a new task. */
+        if ((t = spare_task(s)) || (t = aclsim__malloc(sizeof *t))) {
+            *t = *task;
+            t->next = NULL;
+        } else {
+            refused = NO_MEMORY;
+        }
+    }
     if (ACLSIM_UNLIKELY(refused)) {
         /* Reported without the locks (the context's report takes its lock). */
         sub_unlock(s);
         if (locked)
             pthread_mutex_unlock(&s->lock);
+        if (t)
+            hand_keep(t);   /* back in hand, unused */
         if (refused == FAULT)
             return aclsim__context_refuse(ctx, api);
         if (refused == NO_MEMORY)
@@ -682,19 +738,18 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
                             "the current context was destroyed (aclrtDestroyContext, or its "
                             "device was reset) while this call was using its default stream");
     }
-    *t = *task;
     uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
     t->id = (uint32_t)seq;
     if (ACLSIM_UNLIKELY(locked))   /* checker hook: count t's memory uses */
         aclsim__check_submitted(s, t);
     /* Counted before it can run: completed never passes submitted. */
     atomic_store_explicit(&s->submitted, seq, memory_order_release);
-    t->next = NULL;
     if (s->inbox_tail)
         s->inbox_tail->next = t;
     else
         s->inbox = t;
     s->inbox_tail = t;
+    struct aclsim__task *hand = spare_task(s);   /* for the next submit (NULL: none spare) */
     bool wake = s->idle;   /* THE INBOX RULE: this call takes the stream out of IDLE */
     s->idle = false;
     if (wake && !locked && pthread_mutex_trylock(&s->lock) == 0) {
@@ -723,6 +778,11 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
             aclsim__stream_retire(s);
     } else if (locked) {
         pthread_mutex_unlock(&s->lock);
+    }
+    if (hand) {
+        aclsim__prefetch_write(hand);
+        aclsim__prefetch_write((char *)hand + sizeof *hand - 1);
+        hand_keep(hand);
     }
     if (ACLSIM_UNLIKELY(aclsim__tracing(ACLSIM_TRACE_API)))
         aclsim__trace_submit(s, ref.epoch, seq);   /* TRACE HOOK: the call -> task arrow */
