@@ -13,7 +13,8 @@
  *   device  (device.c)    simulated devices: open/reset, worker pool lifetime
  *   context (context.c)   contexts, per-thread current context
  *   executor (executor.c) per-device worker pools: run streams' tasks and jobs
- *   stream  (stream.c)    streams: create/destroy, resolve, submit, wait
+ *   stream  (stream.c, submit.c, stream.h)  streams: create/destroy, resolve,
+ *                         wait; submission (the inbox) and spare tasks
  *   event   (event.c, event-query.c, event-ipc.c, event.h)  events: record/
  *                         wait tasks, parking; host-side waits and queries;
  *                         IPC events (the map of files: event.h)
@@ -277,7 +278,7 @@ static inline bool aclsim__initialized(void)
 aclError aclsim__not_initialized(const char *api);   /* the 100001 and its message */
 
 /* ---- trace.c: the tracer (docs/tracing.md) -------------------------------
- * Hooks, each one marked "TRACE HOOK": aclsim__submit (stream.c), the
+ * Hooks, each one marked "TRACE HOOK": aclsim__submit (submit.c), the
  * worker's task loop (executor.c run_claimed), kernel blocks (kernel-block.c
  * run_block), synchronous copies (memory.c, symbol.c), and API entry
  * (ACLSIM_REQUIRE_INIT below). Off, each costs one relaxed load and a
@@ -858,11 +859,11 @@ struct aclsim__stream {
      * a time. */
     _Alignas(64) pthread_spinlock_t sub_lock;
     struct aclsim__task *inbox, *inbox_tail, *in_spare;
-    uint32_t in_charged;             /* THE SPARES (stream.c): budget held for in_spare */
+    uint32_t in_charged;             /* THE SPARES (submit.c): budget held for in_spare */
     bool idle;                       /* THE INBOX RULE: whoever clears it queues the stream */
     bool closed;                     /* being destroyed: aclsim__submit refuses it (written
                                         under lock and sub_lock; read under either) */
-    /* THE SPARES (stream.c): finished tasks given back by the queue side,
+    /* THE SPARES (submit.c): finished tasks given back by the queue side,
      * taken whole by a submitter; on their own line, as both sides write
      * them once per batch. */
     _Alignas(64) struct aclsim__task *_Atomic returned;
