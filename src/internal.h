@@ -120,6 +120,13 @@ static inline void aclsim__cpu_relax(void)
 #endif
 }
 
+/* Asks for p's cache line, to be read soon (p is a hint: it may point
+ * anywhere, a prefetch never faults). */
+static inline void aclsim__prefetch_read(const void *p)
+{
+    __builtin_prefetch(p, 0, 3);
+}
+
 /* Asks for p's cache line in a state this core may write (PREFETCHW on
  * x86-64, where CPUs without it run it as a no-op): a line another core
  * wrote last then arrives before this thread stores into it. */
@@ -794,6 +801,13 @@ struct aclsim__task {
         struct { const struct aclsim__wait_ops *ops; void *obj; uint64_t value;
                  uint32_t mode, timeout_s; } sync;
     } u;
+    /* A prefetch hint, never dereferenced: the task queued AHEAD_TASKS
+     * submits after this one in the same inbox batch (submit.c), or NULL.
+     * The worker running this task fetches that one's lines, and so does a
+     * submitter taking this task as a spare (the spares come back in queue
+     * order), so that neither waits for each task's lines in turn while it
+     * follows `next` from task to task. */
+    struct aclsim__task *ahead;
 };
 
 enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
@@ -852,14 +866,19 @@ struct aclsim__stream {
     uint8_t state;
 
     /* The submission side, under sub_lock (THE INBOX RULE below): a thread
-     * pumping tasks into the stream touches only these two cache lines
-     * while a worker runs the stream, and the worker touches them once per
-     * batch. inbox..inbox_tail: accepted tasks not yet moved to head..tail;
+     * pumping tasks into the stream touches only these cache lines (and
+     * `submitted`'s) while a worker runs the stream, and the worker touches
+     * them once per batch. inbox..inbox_tail: accepted tasks not yet moved to head..tail;
      * in_spare: tasks for the next submits, taken from returned a stack at
      * a time. */
     _Alignas(64) pthread_spinlock_t sub_lock;
     struct aclsim__task *inbox, *inbox_tail, *in_spare;
     uint32_t in_charged;             /* THE SPARES (submit.c): budget held for in_spare */
+    /* The prefetch hints (submit.c, task->ahead): recent[seq % AHEAD_TASKS]
+     * is the task queued with seq, valid while seq > inbox_base (the
+     * submitted count when the inbox was last detached: still in the inbox). */
+    uint64_t inbox_base;
+    struct aclsim__task *recent[8];
     bool idle;                       /* THE INBOX RULE: whoever clears it queues the stream */
     bool closed;                     /* being destroyed: aclsim__submit refuses it (written
                                         under lock and sub_lock; read under either) */

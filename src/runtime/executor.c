@@ -278,6 +278,10 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
     struct aclsim__task *first = claimed, *prev = NULL, *rest = NULL;
     uint64_t n = 0, total = 0;   /* not yet counted as completed; all handled */
     for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
+        if (t->ahead) {   /* (a hint: see struct aclsim__task) */
+            aclsim__prefetch_read(t->ahead);
+            aclsim__prefetch_read((char *)t->ahead + sizeof *t - 1);
+        }
         uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (see the end of the loop) */
         bool stopped = false;
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
@@ -387,9 +391,9 @@ static void run_stream(struct aclsim__stream *s, bool host)
         if (!s->head && !(ran && !host ? linger(s) : aclsim__stream_take_inbox(s, false)))
             break;
         ran = true;
-        struct aclsim__task *claimed = s->head;
+        struct aclsim__task *claimed = s->head, *last = s->tail;
         if (ACLSIM_UNLIKELY(host)) {
-            struct aclsim__task *last = NULL;
+            last = NULL;
             for (struct aclsim__task *t = s->head; t && host_safe(t); t = t->next)
                 last = t;
             if (!last)
@@ -402,8 +406,11 @@ static void run_stream(struct aclsim__stream *s, bool host)
             s->head = s->tail = NULL;
         }
         pthread_mutex_unlock(&s->lock);
-        for (struct aclsim__task *t = claimed; t; t = t->next)
-            budget--;
+        /* Counted by their ids (queued tasks have consecutive ids, and the
+         * fairness budget needs no more than an estimate), not by a walk
+         * along `next`, which would wait for each task's lines in turn. */
+        uint32_t nclaimed = last->id - claimed->id + 1;
+        budget -= nclaimed < BATCH ? (int)nclaimed : BATCH;
         struct aclsim__task *rest = run_claimed(s, claimed, &done);
         pthread_mutex_lock(&s->lock);
         /* Back to the spares once a batch has gathered, not only when the

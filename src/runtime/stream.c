@@ -81,6 +81,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     aclsim__sub_lock(s);
     s->closed = false;
     s->inbox = s->inbox_tail = NULL;
+    s->inbox_base = atomic_load(&s->submitted);   /* (recent[] is from the last life) */
     s->idle = true;   /* THE INBOX RULE: the first submit queues it */
     s->taken = (uint32_t)atomic_load(&s->submitted);
     aclsim__sub_unlock(s);

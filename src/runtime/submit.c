@@ -36,6 +36,10 @@
  * submit that takes its last task gives it back), so that taken tasks stay
  * within the budget too. */
 #define SPARE_MAX 256
+#define AHEAD_TASKS 8   /* how far ahead task->ahead points (the size of recent[]) */
+_Static_assert(AHEAD_TASKS == sizeof ((struct aclsim__stream *)0)->recent /
+                                 sizeof ((struct aclsim__stream *)0)->recent[0],
+               "recent[] holds AHEAD_TASKS tasks");
 #define SPARE_EXTRA_MAX 16384
 static atomic_uint spare_extra;   /* spares charged to the budget, all streams */
 
@@ -138,6 +142,10 @@ static struct aclsim__task *spare_task(struct aclsim__stream *s)
         /* The next one was last touched by the worker that ran it: fetched
          * for writing now, it is this thread's by the time it is used. */
         struct aclsim__task *next = s->in_spare = t->next;
+        if (t->ahead) {   /* (a hint: the spare about AHEAD_TASKS takes on) */
+            aclsim__prefetch_write(t->ahead);
+            aclsim__prefetch_write((char *)t->ahead + sizeof *t - 1);
+        }
         if (next) {
             aclsim__prefetch_write(next);
             aclsim__prefetch_write((char *)next + sizeof *next - 1);
@@ -208,6 +216,7 @@ static struct aclsim__task *detach_inbox(struct aclsim__stream *s, bool go_idle,
     struct aclsim__task *first = s->inbox;
     *last = s->inbox_tail;
     s->inbox = s->inbox_tail = NULL;
+    s->inbox_base = atomic_load_explicit(&s->submitted, memory_order_relaxed);
     if (go_idle && !first && !s->head)
         s->idle = true;   /* the next submit queues the stream */
     return first;
@@ -359,6 +368,12 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     else
         s->inbox = t;
     s->inbox_tail = t;
+    /* The hint of the task queued AHEAD_TASKS submits ago, if it is still
+     * in the inbox (nobody else sees it yet): t. */
+    struct aclsim__task **back = &s->recent[seq % AHEAD_TASKS];
+    if (seq > s->inbox_base + AHEAD_TASKS)
+        (*back)->ahead = t;
+    *back = t;
     struct aclsim__task *hand = spare_task(s);   /* for the next submit (NULL: none spare) */
     bool wake = s->idle;   /* THE INBOX RULE: this call takes the stream out of IDLE */
     s->idle = false;
