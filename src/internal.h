@@ -935,6 +935,7 @@ struct aclsim__stream {
     /* wait.c: while PARKED, on the watcher's list (under its lock). */
     struct aclsim__stream *watch_next, *watch_prev;
     bool watched;
+    bool watch_polls;               /* its wait reads memory (counted in aclsim__memory_watched) */
     bool wait_expired;              /* the watcher woke it: timeout or reset */
     bool wait_granted;              /* woken because its wait passed (and consumed) */
     struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */

@@ -370,13 +370,17 @@ aclError aclsim__event_create(aclrtEvent *event, uint32_t flags, bool ex,
         aclsim__event_unref(ev);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory creating an event");
     }
+    /* Once on the live list, an aclFinalize on another thread may free ev:
+     * its handle is read before. (That handle is then dead, as after any
+     * aclFinalize.) */
+    void *handle = ev->handle;
     pthread_mutex_lock(&live_lock);
     ev->next_live = live_events;
     if (live_events)
         live_events->prev_live = ev;
     live_events = ev;
     pthread_mutex_unlock(&live_lock);
-    *event = ev->handle;
+    *event = handle;
     return ACL_SUCCESS;
 }
 

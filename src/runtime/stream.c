@@ -597,8 +597,13 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
     struct aclsim__stream *s = aclsim__handle_get(stream, ACLSIM_H_STREAM);
     if (s && ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
-    /* Only the thread that frees the handle destroys the stream. */
-    if (s && __atomic_load_n(&s->is_default, __ATOMIC_RELAXED))
+    /* Only the thread that frees the handle destroys the stream. A default
+     * stream's handle is refused; the flag belongs to the handle's stream
+     * only if the handle is still live after it was read (else a reset
+     * destroyed the stream meanwhile, and its struct may now be another
+     * context's default stream: the handle is dead, 107017 below). */
+    if (s && __atomic_load_n(&s->is_default, __ATOMIC_ACQUIRE) &&
+        aclsim__handle_get(stream, ACLSIM_H_STREAM) == s)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream %p is the default stream of its context (from "
                             "aclrtCtxGetCurrentDefaultStream); it cannot be destroyed", stream);

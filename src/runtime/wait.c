@@ -120,7 +120,9 @@ static void watch_unlink_locked(struct aclsim__stream *s)
         s->watch_next->watch_prev = s->watch_prev;
     s->watch_next = s->watch_prev = NULL;
     s->watched = false;
-    if (s->head->u.sync.ops->poll)
+    /* (Not read from head: the parked wait may have been discarded since,
+     * by an abort or a reset, leaving head empty.) */
+    if (s->watch_polls)
         atomic_fetch_sub_explicit(&aclsim__memory_watched, 1, memory_order_release);
 }
 
@@ -155,9 +157,10 @@ static void watch_link(struct aclsim__stream *s)
         watched->watch_prev = s;
     watched = s;
     s->watched = true;
+    s->watch_polls = s->head->u.sync.ops->poll != NULL;
     /* The watcher is needed (and told) only for a deadline, a memory wait or
      * a device being reset; a plain wait costs a list insertion. */
-    if (s->wait_deadline || s->head->u.sync.ops->poll || device_aborting(s)) {
+    if (s->wait_deadline || s->watch_polls || device_aborting(s)) {
         if (!watcher_running)
             start_watcher_locked();
         pokes++;
@@ -290,6 +293,8 @@ bool aclsim__wait_park(struct aclsim__stream *s, struct aclsim__task *t)
 bool aclsim__wait_unpark(struct aclsim__stream *s)
 {
     struct aclsim__task *t = s->head;
+    if (!t)
+        return false;   /* discarded while its object was waking it: still being woken */
     const struct aclsim__wait_ops *ops = t->u.sync.ops;
     if (ops->unpark && !ops->unpark(t, s))
         return false;   /* its object is waking it */
@@ -309,8 +314,10 @@ static uint64_t scan(bool have_guard, struct aclsim__stream **wake)
         n = s->watch_next;
         bool expired = s->wait_deadline && now >= s->wait_deadline;
         bool abort = device_aborting(s);
-        /* Listed, so PARKED: its head is the wait, stable until we lock it. */
-        bool memory = s->head->u.sync.ops->poll != NULL;
+        /* Listed, so PARKED. (Its head is the wait, except when an abort or
+         * a reset discarded it while its object was waking it: then head is
+         * empty until aclsim__wake, on its way, unlinks it.) */
+        bool memory = s->watch_polls;
         if (!expired && !abort && !memory) {
             if (s->wait_deadline && s->wait_deadline < next)
                 next = s->wait_deadline;
@@ -325,6 +332,10 @@ static uint64_t scan(bool have_guard, struct aclsim__stream **wake)
             continue;
         }
         struct aclsim__task *t = s->head;
+        if (!t) {   /* discarded while being woken (see above) */
+            pthread_mutex_unlock(&s->lock);
+            continue;
+        }
         const struct aclsim__wait_ops *ops = t->u.sync.ops;
         bool fire = false;
         if (expired || abort) {
