@@ -706,7 +706,7 @@ aclError aclsim__context_create(struct aclsim__device *dev, bool is_default,
 void aclsim__context_destroy(struct aclsim__context *ctx, bool force);
 void aclsim__set_current(struct aclsim__context *ctx);
 
-/* ---- stream.c, executor.c, event.c: tasks and the executor ------------- */
+/* ---- stream.c, submit.c, executor.c, event.c: tasks and the executor ---- */
 
 enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNEL,
                          ACLSIM_TASK_HOST_FUNC, ACLSIM_TASK_RECORD, ACLSIM_TASK_WAIT,
@@ -753,6 +753,8 @@ struct aclsim__wait_ops {
 /* One unit of stream work. Every task says what it is (kind, bytes, the
  * variable or kernel it concerns) so that a checker or tracer can observe the
  * queue without decoding it. */
+#define ACLSIM_AHEAD_TASKS 8   /* how far ahead task->ahead points (submit.c) */
+
 struct aclsim__task {
     struct aclsim__task *next;
     uint8_t kind;
@@ -801,7 +803,7 @@ struct aclsim__task {
         struct { const struct aclsim__wait_ops *ops; void *obj; uint64_t value;
                  uint32_t mode, timeout_s; } sync;
     } u;
-    /* A prefetch hint, never dereferenced: the task queued AHEAD_TASKS
+    /* A prefetch hint, never dereferenced: the task queued ACLSIM_AHEAD_TASKS
      * submits after this one in the same inbox batch (submit.c), or NULL.
      * The worker running this task fetches that one's lines, and so does a
      * submitter taking this task as a spare (the spares come back in queue
@@ -809,6 +811,23 @@ struct aclsim__task {
      * follows `next` from task to task. */
     struct aclsim__task *ahead;
 };
+
+/* Prefetches every cache line of the task at p (a hint: p may point
+ * anywhere), for writing or for reading. A task (96 bytes) spans two
+ * lines, or three at some offsets. */
+static inline void aclsim__prefetch_task(const struct aclsim__task *p, bool write)
+{
+    const char *c = (const char *)p;
+    if (write) {
+        aclsim__prefetch_write(c);
+        aclsim__prefetch_write(c + 64);
+        aclsim__prefetch_write(c + sizeof *p - 1);
+    } else {
+        aclsim__prefetch_read(c);
+        aclsim__prefetch_read(c + 64);
+        aclsim__prefetch_read(c + sizeof *p - 1);
+    }
+}
 
 enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
                             ACLSIM_STREAM_RUNNING, ACLSIM_STREAM_PARKED };
@@ -820,7 +839,10 @@ enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
  * before head (claimed: running, or about to run, in order);
  * completed counts tasks run or discarded; state is QUEUED iff the stream is
  * on its device's ready list; PARKED iff it is on an event's waiter list, its
- * head being the wait; an IDLE stream with tasks never exists, except for
+ * head being the wait (wait_task), except while an abort or reset that
+ * discarded the wait races its waking (then wait_task is NULL, wait.c); the
+ * tasks of head..tail and of the inbox have consecutive ids (executor.c
+ * counts a claimed batch by them); an IDLE stream with tasks never exists, except for
  * tasks in the inbox whose submitter is about to queue it (THE INBOX RULE).
  *
  * THE INBOX RULE. aclsim__submit appends its task to the inbox under
@@ -874,11 +896,11 @@ struct aclsim__stream {
     _Alignas(64) pthread_spinlock_t sub_lock;
     struct aclsim__task *inbox, *inbox_tail, *in_spare;
     uint32_t in_charged;             /* THE SPARES (submit.c): budget held for in_spare */
-    /* The prefetch hints (submit.c, task->ahead): recent[seq % AHEAD_TASKS]
+    /* The prefetch hints (submit.c, task->ahead): recent[seq % ACLSIM_AHEAD_TASKS]
      * is the task queued with seq, valid while seq > inbox_base (the
      * submitted count when the inbox was last detached: still in the inbox). */
     uint64_t inbox_base;
-    struct aclsim__task *recent[8];
+    struct aclsim__task *recent[ACLSIM_AHEAD_TASKS];
     bool idle;                       /* THE INBOX RULE: whoever clears it queues the stream */
     bool closed;                     /* being destroyed: aclsim__submit refuses it (written
                                         under lock and sub_lock; read under either) */
@@ -1603,7 +1625,7 @@ void aclsim__snapshot_finalize(void);
 
 /* ---- check.c, check-*.c: checker mode (ACLSIM_CHECK, docs/checker.md) ------
  * Hooks, each one marked "checker hook" where it is called: aclsim__submit
- * (stream.c) and task_release (executor.c) count the queued work on each
+ * (submit.c) and task_release (executor.c) count the queued work on each
  * allocation; the executor runs kernels through aclsim__check_kernel; heap.c
  * lays out guard zones and records what is freed or reset; the public
  * allocation and free functions name their call site; aclsim__check_range
@@ -1723,7 +1745,7 @@ struct aclsim__heap *aclsim__check_heap_of(struct aclsim__where w);
 const char *aclsim__check_task_name(uint8_t kind);
 void aclsim__check_stream_name(bool is_default, const void *handle, uint32_t id, char *buf,
                                size_t len);
-/* stream.c, s->lock held, t queued: counts t's uses of allocations. */
+/* submit.c, s->lock held, t queued: counts t's uses of allocations. */
 void aclsim__check_submitted(struct aclsim__stream *s, struct aclsim__task *t);
 /* executor.c: t ran or was discarded: its uses end (deferred frees happen). */
 void aclsim__check_released(const struct aclsim__task *t);

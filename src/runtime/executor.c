@@ -278,15 +278,15 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
     struct aclsim__task *first = claimed, *prev = NULL, *rest = NULL;
     uint64_t n = 0, total = 0;   /* not yet counted as completed; all handled */
     for (struct aclsim__task *t = claimed; t; prev = t, t = t->next) {
-        if (t->ahead) {   /* (a hint: see struct aclsim__task) */
-            aclsim__prefetch_read(t->ahead);
-            aclsim__prefetch_read((char *)t->ahead + sizeof *t - 1);
-        }
+        if (t->ahead)   /* (a hint: see struct aclsim__task) */
+            aclsim__prefetch_task(t->ahead, false);
         uint64_t trace_start = aclsim__trace_start();   /* TRACE HOOK (see the end of the loop) */
         bool stopped = false;
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
             /* Force reset/finalize or aclrtStreamAbort: what has not started never will. */
             for (struct aclsim__task *x = t; x; x = x->next) {
+                if (x == s->wait_task)
+                    s->wait_task = NULL;   /* (a woken wait: see discard_queued) */
                 n++;
                 total++;
             }
@@ -410,7 +410,7 @@ static void run_stream(struct aclsim__stream *s, bool host)
          * fairness budget needs no more than an estimate), not by a walk
          * along `next`, which would wait for each task's lines in turn. */
         uint32_t nclaimed = last->id - claimed->id + 1;
-        budget -= nclaimed < BATCH ? (int)nclaimed : BATCH;
+        budget -= nclaimed == 0 ? 1 : nclaimed < BATCH ? (int)nclaimed : BATCH;
         struct aclsim__task *rest = run_claimed(s, claimed, &done);
         pthread_mutex_lock(&s->lock);
         /* Back to the spares once a batch has gathered, not only when the
@@ -429,12 +429,12 @@ static void run_stream(struct aclsim__stream *s, bool host)
         }
         if (rest) {
             /* Blocked on an event: the unrun tasks go back in front, in order. */
-            struct aclsim__task *last = rest;
-            while (last->next)
-                last = last->next;
-            last->next = s->head;
+            struct aclsim__task *end = rest;
+            while (end->next)
+                end = end->next;
+            end->next = s->head;
             if (!s->head)
-                s->tail = last;
+                s->tail = end;
             s->head = rest;
             if (aclsim__wait_park(s, rest))
                 goto out;

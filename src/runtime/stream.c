@@ -105,7 +105,7 @@ aclError aclsim__stream_create(struct aclsim__context *ctx, const void *ctx_hand
     s->user_tag = s->cache_op_info = 0;
     s->linked = s->detached = false;
     __atomic_store_n(&s->announced, false, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->is_default, !ctx_handle, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->is_default, !ctx_handle, __ATOMIC_RELEASE);   /* (destroy_stream) */
     s->wait_task = NULL;        /* wait.c */
     pthread_mutex_unlock(&s->lock);
     if (!ctx_handle) {
@@ -180,6 +180,11 @@ static bool discard_queued(struct aclsim__stream *s)
     aclsim__stream_take_inbox(s, false);
     struct aclsim__task *queued = s->head;
     s->head = s->tail = NULL;
+    /* A parked (or woken) wait is at head: discarded, it is nobody's wait
+     * any more (wait.c reads "being woken" from this; and a later wait
+     * reusing its memory must not inherit its deadline or grant). */
+    if (queued && s->wait_task == queued)
+        s->wait_task = NULL;
     if (unparked) {
         /* Unlinked from its event: nobody else will queue it. Tasks
          * submitted since the inbox was taken go through a worker, which

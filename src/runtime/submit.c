@@ -3,11 +3,12 @@
  * takes of the queue side (THE INBOX RULE, internal.h), and the spare tasks
  * submits are made of (THE SPARES, below).
  *
- * A submit appends its task to the stream's inbox under sub_lock; whoever
- * runs the stream (a worker, or a host thread on one CPU) moves the inbox to
- * the queue, head..tail, under the stream's lock, once per batch
- * (aclsim__stream_take_inbox, aclsim__stream_end_run). Stream lifetimes,
- * lookups and waits are stream.c's.
+ * A submit appends its task to the stream's inbox under sub_lock; the inbox
+ * moves to the queue, head..tail, under the stream's lock, once per batch:
+ * by whoever runs the stream (a worker, or a host thread on one CPU), by the
+ * submit that takes an idle stream out of IDLE, and by discards, destroys
+ * and busy checks (aclsim__stream_take_inbox, aclsim__stream_end_run; all
+ * through detach_inbox). Stream lifetimes, lookups and waits are stream.c's.
  */
 #include "stream.h"
 
@@ -36,10 +37,6 @@
  * submit that takes its last task gives it back), so that taken tasks stay
  * within the budget too. */
 #define SPARE_MAX 256
-#define AHEAD_TASKS 8   /* how far ahead task->ahead points (the size of recent[]) */
-_Static_assert(AHEAD_TASKS == sizeof ((struct aclsim__stream *)0)->recent /
-                                 sizeof ((struct aclsim__stream *)0)->recent[0],
-               "recent[] holds AHEAD_TASKS tasks");
 #define SPARE_EXTRA_MAX 16384
 static atomic_uint spare_extra;   /* spares charged to the budget, all streams */
 
@@ -142,13 +139,10 @@ static struct aclsim__task *spare_task(struct aclsim__stream *s)
         /* The next one was last touched by the worker that ran it: fetched
          * for writing now, it is this thread's by the time it is used. */
         struct aclsim__task *next = s->in_spare = t->next;
-        if (t->ahead) {   /* (a hint: the spare about AHEAD_TASKS takes on) */
-            aclsim__prefetch_write(t->ahead);
-            aclsim__prefetch_write((char *)t->ahead + sizeof *t - 1);
-        }
+        if (t->ahead)   /* (a hint: the spare about ACLSIM_AHEAD_TASKS takes on) */
+            aclsim__prefetch_task(t->ahead, true);
         if (next) {
-            aclsim__prefetch_write(next);
-            aclsim__prefetch_write((char *)next + sizeof *next - 1);
+            aclsim__prefetch_task(next, true);
         } else if (s->in_charged) {
             /* in_spare is used up: its budget goes back now, before the
              * worker gives these tasks back (else a producer queuing more
@@ -169,10 +163,13 @@ static struct aclsim__task *spare_task(struct aclsim__stream *s)
  * not keep it held, and a worker taking the inbox finds it free. (While it
  * is held, each try of the worker takes the lock's cache line away from
  * the submitter: on this 2-vCPU VM that alone made 10,000 queued copies
- * 4x slower in some runs, docs/performance.md.) Freed at thread exit. */
+ * 4x slower in some runs, docs/performance.md.) Freed at thread exit by a
+ * pthread key destructor (not at process exit: exit() runs none); without
+ * a key (pthread_key_create failed), a thread keeps nothing in hand. */
 static _Thread_local struct aclsim__task *tls_hand;
 static _Thread_local bool tls_hand_keyed;
 static pthread_key_t hand_key;
+static bool hand_key_ok;
 static pthread_once_t hand_once = PTHREAD_ONCE_INIT;
 
 static void hand_free(void *unused)
@@ -180,18 +177,22 @@ static void hand_free(void *unused)
     (void)unused;
     free(tls_hand);
     tls_hand = NULL;
+    tls_hand_keyed = false;   /* a submit from a later destructor keys it again */
 }
 
 static void hand_key_init(void)
 {
-    pthread_key_create(&hand_key, hand_free);
+    hand_key_ok = pthread_key_create(&hand_key, hand_free) == 0;
 }
 
 static void hand_keep(struct aclsim__task *t)
 {
     if (ACLSIM_UNLIKELY(!tls_hand_keyed)) {
         pthread_once(&hand_once, hand_key_init);
-        pthread_setspecific(hand_key, (void *)1);   /* runs hand_free at thread exit */
+        if (!hand_key_ok || pthread_setspecific(hand_key, (void *)1) != 0) {
+            free(t);   /* nothing would free it at thread exit */
+            return;
+        }
         tls_hand_keyed = true;
     }
     tls_hand = t;
@@ -295,6 +296,15 @@ static bool stream_wake(struct aclsim__stream *s, unsigned epoch, bool *retire)
 
 /* ---- the submit ----------------------------------------------------------- */
 
+/* What a submit writes into its task: the caller's, unlinked and without a
+ * hint (task->ahead is set by a later submit, while t is in the inbox). */
+static inline void task_fill(struct aclsim__task *t, const struct aclsim__task *task)
+{
+    *t = *task;
+    t->next = NULL;
+    t->ahead = NULL;
+}
+
 /* The one place tasks enter a stream. Under the stream's sub_lock it checks
  * that the stream is still the one the caller resolved (same epoch) and is
  * not being destroyed: a call racing aclrtDestroyStream, a context destroy, a
@@ -316,10 +326,8 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     /* The task in hand is filled before the locks (THE SPARES). */
     struct aclsim__task *t = tls_hand;
     tls_hand = NULL;
-    if (ACLSIM_LIKELY(t)) {
-        *t = *task;
-        t->next = NULL;
-    }
+    if (ACLSIM_LIKELY(t))
+        task_fill(t, task);
     if (locked)
         pthread_mutex_lock(&s->lock);
     aclsim__sub_lock(s);
@@ -332,12 +340,10 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
         refused = FAULT;   /* stopped on failure */
     else if (ACLSIM_UNLIKELY(!t)) {
         /* Nothing in hand (this thread's first submit): a spare, or a new task. */
-        if ((t = spare_task(s)) || (t = aclsim__malloc(sizeof *t))) {
-            *t = *task;
-            t->next = NULL;
-        } else {
+        if ((t = spare_task(s)) || (t = aclsim__malloc(sizeof *t)))
+            task_fill(t, task);
+        else
             refused = NO_MEMORY;
-        }
     }
     if (ACLSIM_UNLIKELY(refused)) {
         /* Reported without the locks (the context's report takes its lock). */
@@ -368,10 +374,10 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     else
         s->inbox = t;
     s->inbox_tail = t;
-    /* The hint of the task queued AHEAD_TASKS submits ago, if it is still
+    /* The hint of the task queued ACLSIM_AHEAD_TASKS submits ago, if it is still
      * in the inbox (nobody else sees it yet): t. */
-    struct aclsim__task **back = &s->recent[seq % AHEAD_TASKS];
-    if (seq > s->inbox_base + AHEAD_TASKS)
+    struct aclsim__task **back = &s->recent[seq % ACLSIM_AHEAD_TASKS];
+    if (seq > s->inbox_base + ACLSIM_AHEAD_TASKS)
         (*back)->ahead = t;
     *back = t;
     struct aclsim__task *hand = spare_task(s);   /* for the next submit (NULL: none spare) */
@@ -404,11 +410,8 @@ aclError aclsim__submit(struct aclsim__sref ref, const struct aclsim__task *task
     } else if (locked) {
         pthread_mutex_unlock(&s->lock);
     }
-    if (hand) {
-        aclsim__prefetch_write(hand);
-        aclsim__prefetch_write((char *)hand + sizeof *hand - 1);
-        hand_keep(hand);
-    }
+    if (hand)
+        hand_keep(hand);   /* (fetched for writing by spare_task) */
     if (ACLSIM_UNLIKELY(aclsim__tracing(ACLSIM_TRACE_API)))
         aclsim__trace_submit(s, ref.epoch, seq);   /* TRACE HOOK: the call -> task arrow */
     if (seq_out)

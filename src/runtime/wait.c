@@ -293,8 +293,8 @@ bool aclsim__wait_park(struct aclsim__stream *s, struct aclsim__task *t)
 bool aclsim__wait_unpark(struct aclsim__stream *s)
 {
     struct aclsim__task *t = s->head;
-    if (!t)
-        return false;   /* discarded while its object was waking it: still being woken */
+    if (!t || t != s->wait_task)
+        return false;   /* its wait was discarded while its object was waking it: still being woken */
     const struct aclsim__wait_ops *ops = t->u.sync.ops;
     if (ops->unpark && !ops->unpark(t, s))
         return false;   /* its object is waking it */
@@ -314,9 +314,10 @@ static uint64_t scan(bool have_guard, struct aclsim__stream **wake)
         n = s->watch_next;
         bool expired = s->wait_deadline && now >= s->wait_deadline;
         bool abort = device_aborting(s);
-        /* Listed, so PARKED. (Its head is the wait, except when an abort or
-         * a reset discarded it while its object was waking it: then head is
-         * empty until aclsim__wake, on its way, unlinks it.) */
+        /* Listed, so PARKED. (Its head is the wait, s->wait_task, except
+         * when an abort or a reset discarded the wait while its object was
+         * waking it: then wait_task is NULL and head empty or a later task,
+         * until aclsim__wake, on its way, unlinks it.) */
         bool memory = s->watch_polls;
         if (!expired && !abort && !memory) {
             if (s->wait_deadline && s->wait_deadline < next)
@@ -332,7 +333,7 @@ static uint64_t scan(bool have_guard, struct aclsim__stream **wake)
             continue;
         }
         struct aclsim__task *t = s->head;
-        if (!t) {   /* discarded while being woken (see above) */
+        if (!t || t != s->wait_task) {   /* discarded while being woken (see above) */
             pthread_mutex_unlock(&s->lock);
             continue;
         }
