@@ -960,7 +960,10 @@ struct aclsim__stream {
     bool watch_polls;               /* its wait reads memory (counted in aclsim__memory_watched) */
     bool wait_expired;              /* the watcher woke it: timeout or reset */
     bool wait_granted;              /* woken because its wait passed (and consumed) */
-    struct aclsim__task *wait_task; /* the wait deadline belongs to (s->lock) */
+    /* The wait the deadline belongs to: written under s->lock or by the
+     * worker running the stream, read by either; atomic (a discard clears it
+     * under the lock while the worker looks at its own claimed waits). */
+    struct aclsim__task *_Atomic wait_task;
     uint64_t wait_deadline;         /* ns, 0: none */
     /* modelri.c: the model runtime instance this stream is captured into or
      * bound to (aclmdlRIBindStream), or NULL; under modelri.c's lock. */
