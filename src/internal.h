@@ -842,8 +842,9 @@ enum aclsim__stream_state { ACLSIM_STREAM_IDLE, ACLSIM_STREAM_QUEUED,
  * head being the wait (wait_task), except while an abort or reset that
  * discarded the wait races its waking (then wait_task is NULL, wait.c); the
  * tasks of head..tail and of the inbox have consecutive ids (executor.c
- * counts a claimed batch by them); an IDLE stream with tasks never exists, except for
- * tasks in the inbox whose submitter is about to queue it (THE INBOX RULE).
+ * counts a claimed batch by them); an IDLE stream with tasks never exists,
+ * except for tasks in the inbox whose submitter is about to queue it (THE
+ * INBOX RULE).
  *
  * THE INBOX RULE. aclsim__submit appends its task to the inbox under
  * sub_lock, which the queue side takes only to move the inbox to the end of
@@ -890,9 +891,9 @@ struct aclsim__stream {
     /* The submission side, under sub_lock (THE INBOX RULE below): a thread
      * pumping tasks into the stream touches only these cache lines (and
      * `submitted`'s) while a worker runs the stream, and the worker touches
-     * them once per batch. inbox..inbox_tail: accepted tasks not yet moved to head..tail;
-     * in_spare: tasks for the next submits, taken from returned a stack at
-     * a time. */
+     * them once per batch. inbox..inbox_tail: accepted tasks not yet moved
+     * to head..tail; in_spare: tasks for the next submits, taken from
+     * returned a stack at a time. */
     _Alignas(64) pthread_spinlock_t sub_lock;
     struct aclsim__task *inbox, *inbox_tail, *in_spare;
     uint32_t in_charged;             /* THE SPARES (submit.c): budget held for in_spare */

@@ -284,8 +284,9 @@ static struct aclsim__task *run_claimed(struct aclsim__stream *s, struct aclsim_
         bool stopped = false;
         if (atomic_load_explicit(&s->discard, memory_order_acquire)) {
             /* Force reset/finalize or aclrtStreamAbort: what has not started never will. */
+            struct aclsim__task *wait = s->wait_task;   /* (one atomic load) */
             for (struct aclsim__task *x = t; x; x = x->next) {
-                if (x == s->wait_task)
+                if (x == wait)
                     s->wait_task = NULL;   /* (a woken wait: see discard_queued) */
                 n++;
                 total++;

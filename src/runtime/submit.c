@@ -131,10 +131,10 @@ void aclsim__spares_free(struct aclsim__stream *s)
 static struct aclsim__task *spare_task(struct aclsim__stream *s)
 {
     struct aclsim__task *t = s->in_spare;
-    if (!t && atomic_load_explicit(&s->returned, memory_order_relaxed)) {
-        budget_give(s->in_charged);   /* (0: given back when in_spare ran dry) */
+    /* (in_charged is 0 whenever in_spare is empty: the pop that empties it
+     * gives the budget back, below, and aclsim__spares_free clears both.) */
+    if (!t && atomic_load_explicit(&s->returned, memory_order_relaxed))
         t = take_returned(s, &s->in_charged);
-    }
     if (t) {
         /* The next one was last touched by the worker that ran it: fetched
          * for writing now, it is this thread's by the time it is used. */
