@@ -463,17 +463,23 @@ static inline struct aclsim__handle_slot *aclsim__handle_slot(uint32_t index)
         &aclsim__handle_chunks[index >> ACLSIM_HANDLE_CHUNK_BITS], memory_order_acquire);
     return chunk ? &chunk[index & ((1u << ACLSIM_HANDLE_CHUNK_BITS) - 1)] : NULL;
 }
-/* The object of a live handle of this kind, else NULL. Needs no lock. */
+/* The object of a live handle of this kind, else NULL. Needs no lock: the
+ * generation is read again after the object, so that a slot freed and given
+ * to a new object in between returns NULL, not the new object (handle.c
+ * stores kind and object with release after the generation changed; the
+ * acquire load of the object then makes the changed generation visible). */
 static inline void *aclsim__handle_get(const void *handle, int kind)
 {
     uintptr_t h = (uintptr_t)handle;
     if ((int)(h & ((1u << ACLSIM_HANDLE_KIND_BITS) - 1)) != kind)
         return NULL;
     struct aclsim__handle_slot *s = aclsim__handle_slot((uint32_t)((h & 0xffffffffu) >> ACLSIM_HANDLE_KIND_BITS));
-    if (!s || atomic_load_explicit(&s->generation, memory_order_acquire) != (uint32_t)(h >> 32) ||
-        atomic_load_explicit(&s->kind, memory_order_relaxed) != kind)
+    uint32_t gen = (uint32_t)(h >> 32);
+    if (!s || atomic_load_explicit(&s->generation, memory_order_acquire) != gen ||
+        atomic_load_explicit(&s->kind, memory_order_acquire) != kind)
         return NULL;
-    return atomic_load_explicit(&s->object, memory_order_relaxed);
+    void *object = atomic_load_explicit(&s->object, memory_order_acquire);
+    return atomic_load_explicit(&s->generation, memory_order_relaxed) == gen ? object : NULL;
 }
 /* True for the one call that freed it: of threads racing to destroy an
  * object, only that one may go on to destroy it. */
@@ -502,19 +508,20 @@ struct aclsim__alloc {
     const void *site;
 };
 
-/* A heap owns [base, base + capacity) of address space (capacity exactly as
- * configured; the mapping is rounded up to whole pages), reserved PROT_NONE and
- * made read-write as allocations reach it. Invariants: allocs[] is sorted by
- * address and non-overlapping; free extents cover exactly the reserved bytes
- * not in allocs; used == sum of allocs' span (in checker mode: of their sizes
- * rounded as without guard zones); used <= capacity. */
+/* A heap owns [base, base + reserved) of address space, reserved PROT_NONE;
+ * each session allocates in its own window of it (heap.c, THE SESSION
+ * WINDOWS), made read-write as allocations reach further. Invariants:
+ * allocs[] is sorted by address, non-overlapping and inside the window; free
+ * extents cover exactly the window's bytes not in allocs; used == sum of
+ * allocs' span (in checker mode: of their sizes rounded as without guard
+ * zones); used <= capacity (as configured). */
 struct aclsim__heap {
     char *base;                    /* NULL until reserved; atomic for classify */
     size_t capacity;
     pthread_rwlock_t lock;         /* created once, never destroyed (heap.c) */
     bool lock_ready;
     size_t used;
-    size_t committed;              /* bytes from base made read-write */
+    size_t committed;              /* bytes from window made read-write */
     struct aclsim__alloc *allocs;
     size_t nallocs, cap_allocs;
     struct aclsim__extent { uintptr_t addr; size_t size; } *free;
@@ -535,10 +542,16 @@ struct aclsim__heap {
      * that freed addresses are not handed out again at once); kept across
      * resets. Under lock. */
     uintptr_t cursor;
-    /* Bytes of address space reserved from base: capacity, or more in
-     * checker mode, where guard zones take address space but are not
-     * counted as used (so that every figure stays as without them). */
+    /* Bytes of address space reserved from base (whole pages): the
+     * session windows (heap.c, THE SESSION WINDOWS), window_step apart, each
+     * window_size long: capacity, or more in checker mode, where guard zones
+     * take address space but are not counted as used (so that every figure
+     * stays as without them). This session allocates in [window, window +
+     * window_size) only; window is read without the lock (atomic). */
     size_t reserved;
+    uintptr_t window;
+    size_t window_size, window_step;
+    uint64_t session;              /* sessions so far (inits and resets) */
     /* Checker mode with early-host-access, page-locked heap only: the same
      * memory mapped a second time (the runtime's own accesses go through it
      * while the first mapping is protected), from memfd alias_fd; NULL/-1
@@ -581,6 +594,13 @@ static inline bool aclsim__heap_contains(const struct aclsim__heap *h, const voi
     const char *base = __atomic_load_n(&h->base, __ATOMIC_ACQUIRE);
     return base && (const char *)p >= base &&
            (size_t)((const char *)p - base) < __atomic_load_n(&h->reserved, __ATOMIC_RELAXED);
+}
+/* Whether p lies in the window h's current session allocates from (a
+ * pointer from an earlier session mostly does not: heap.c). */
+static inline bool aclsim__heap_in_window(const struct aclsim__heap *h, const void *p)
+{
+    uintptr_t w = __atomic_load_n(&h->window, __ATOMIC_RELAXED);
+    return (uintptr_t)p - w < __atomic_load_n(&h->window_size, __ATOMIC_RELAXED);
 }
 
 /* ---- device.c ------------------------------------------------------------ */

@@ -561,7 +561,10 @@ static void test_unused_devices_cost_nothing(void **state)
     assert_int_equal(hbm_free(), f - 64 * MiB);
     size_t vm2 = vm_size();
     if (vm0 && vm2)
-        assert_true(vm2 < vm0 + 2 * 64 * GiB);   /* one device's worth, not eight */
+        /* One device's worth, not eight: its memory's address space about
+         * twice (heap.c, THE SESSION WINDOWS), and half as much again in
+         * checker mode. */
+        assert_true(vm2 < vm0 + 4 * 64 * GiB);
     assert_int_equal(aclrtFree(p), ACL_SUCCESS);
     assert_int_equal(aclrtResetDevice(5), ACL_SUCCESS);
     assert_int_equal(aclFinalize(), ACL_SUCCESS);

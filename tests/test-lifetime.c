@@ -6,7 +6,8 @@
  * in another session, never touch freed memory. Also: kernel blocks on helper
  * workers and host functions that would wait for their own stream get
  * 507000; aclrtBinaryUnLoad waits for a stream being destroyed; destroying
- * streams is O(1); spare task memory is given back.
+ * streams is O(1); spare task memory is given back; a pointer from an ended
+ * device session or runtime session frees nothing of the next ones.
  *
  * Every race runs many rounds within a time budget (ACLSIM_TEST_TIME_SCALE
  * multiplies it) under a watchdog: a round that takes more than
@@ -1203,6 +1204,99 @@ static void test_spare_tasks_returned(void **state)
     watchdog_disarm(0);
 }
 
+/* ---- 8. pointers from an ended session ------------------------------------------------ */
+
+struct reuse {
+    void *fresh;     /* allocated by the other thread in the new session */
+    uint8_t byte;
+};
+
+/* Another thread: force-resets device 0 (ending the session the main
+ * thread's allocation belongs to), opens it again and allocates the same size. */
+static void *reset_and_allocate(void *arg)
+{
+    struct reuse *r = arg;
+    EXPECT_OK(aclrtResetDeviceForce(0));
+    EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_OK(aclrtMalloc(&r->fresh, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_OK(aclrtMemset(r->fresh, 256, r->byte, 256));
+    return NULL;
+}
+
+/* ... and, later, checks its allocation was left alone and frees it. */
+static void *check_and_free(void *arg)
+{
+    struct reuse *r = arg;
+    uint8_t back[256];
+    EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_OK(aclrtMemcpy(back, sizeof back, r->fresh, 256, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (size_t i = 0; i < sizeof back; i++)
+        if (back[i] != r->byte)
+            fail_msg("byte %zu of the other thread's allocation is %d, want %d", i, back[i],
+                     r->byte);
+    EXPECT_OK(aclrtFree(r->fresh));
+    EXPECT_OK(aclrtResetDevice(0));
+    return NULL;
+}
+
+static void run_on_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+/* Thread A allocates x; thread B resets the device, opens it again and
+ * allocates; A's aclrtFree(x) must not free B's allocation (which used to
+ * get x's address), for 15 sessions after x's (heap.c, THE SESSION
+ * WINDOWS), and a copy through x is refused. */
+static void test_stale_pointer_after_reset(void **state)
+{
+    (void)state;
+    void *x = NULL;
+    OK(aclrtMalloc(&x, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    for (int session = 1; session <= 15; session++) {
+        struct reuse r = {NULL, (uint8_t)(0x40 + session)};
+        run_on_thread(reset_and_allocate, &r);
+        if (r.fresh == x)
+            fail_msg("session %d after x's: a new allocation got x's address %p", session, x);
+        /* (Right after x's session the message can tell where x is from.) */
+        EXPECT_ERR2(ACL_ERROR_INVALID_PARAM, "not the start of a live aclrtMalloc allocation",
+                    session == 1 ? "from before a reset of the device" : NULL, aclrtFree(x));
+        OK(aclrtSetDevice(0));   /* this thread's context died with the reset */
+        uint8_t zeros[256] = {0};
+        EXPECT_ERR(ACL_ERROR_INVALID_PARAM, NULL,
+                   aclrtMemcpy(x, 256, zeros, sizeof zeros, ACL_MEMCPY_HOST_TO_DEVICE));
+        run_on_thread(check_and_free, &r);
+    }
+}
+
+/* The same across aclFinalize and aclInit, for page-locked memory. */
+static void test_stale_pinned_after_finalize(void **state)
+{
+    (void)state;
+    void *old = NULL;
+    OK(aclrtMallocHost(&old, 4096));
+    for (int session = 1; session <= 15; session++) {
+        OK(aclrtResetDevice(0));
+        OK(aclFinalize());
+        OK(aclInit(NULL));
+        OK(aclrtSetDevice(0));
+        void *fresh = NULL;
+        OK(aclrtMallocHost(&fresh, 4096));
+        if (fresh == old)
+            fail_msg("session %d after its own: a new page-locked allocation got address %p",
+                     session, old);
+        memset(fresh, 0x5a, 4096);
+        EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not the start of a live aclrtMallocHost allocation",
+                   aclrtFreeHost(old));
+        for (int i = 0; i < 4096; i++)
+            if (((uint8_t *)fresh)[i] != 0x5a)
+                fail_msg("byte %d of the new allocation changed", i);
+        OK(aclrtFreeHost(fresh));
+    }
+}
+
 /* An argument runs only the tests whose names match it (cmocka's filter: * and ? wildcards). */
 int main(int argc, char **argv)
 {
@@ -1218,6 +1312,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_self_wait_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_streams_constant_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spare_tasks_returned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_pointer_after_reset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_pinned_after_finalize, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_stream_races_destroy_context, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_calls_race_finalize, setup, teardown),

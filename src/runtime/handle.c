@@ -44,8 +44,10 @@ void *aclsim__handle_new(int kind, void *object)
         s = aclsim__handle_slot(index);
     }
     uint32_t gen = atomic_load_explicit(&s->generation, memory_order_relaxed) + 1; /* odd: live */
-    atomic_store_explicit(&s->kind, kind, memory_order_relaxed);
-    atomic_store_explicit(&s->object, object, memory_order_relaxed);
+    /* Release: a reader of the old handle that loads these also sees the
+     * generation its free wrote (aclsim__handle_get reads it again). */
+    atomic_store_explicit(&s->kind, kind, memory_order_release);
+    atomic_store_explicit(&s->object, object, memory_order_release);
     atomic_store_explicit(&s->generation, gen, memory_order_release);
     pthread_mutex_unlock(&lock);
     return (void *)(((uintptr_t)gen << 32) | ((uintptr_t)index << ACLSIM_HANDLE_KIND_BITS) | (uintptr_t)kind);
@@ -61,7 +63,7 @@ bool aclsim__handle_free(const void *handle)
     if (s && atomic_load_explicit(&s->generation, memory_order_relaxed) == (uint32_t)(h >> 32)) {
         freed = true;
         atomic_store_explicit(&s->generation, (uint32_t)(h >> 32) + 1, memory_order_release);
-        atomic_store_explicit(&s->object, NULL, memory_order_relaxed);
+        atomic_store_explicit(&s->object, NULL, memory_order_release);
         s->next_free = free_head;
         free_head = index;
     }

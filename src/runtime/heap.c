@@ -8,6 +8,17 @@
  * its start as allocations reach further ("committed"); large frees hand their
  * pages back with MADV_DONTNEED.
  *
+ * THE SESSION WINDOWS. Each session of a heap (from its init or a reset to
+ * the next reset or destroy) allocates in a window of the range, and the next
+ * session's window starts WINDOW_STEP further on (WINDOWS of them, in turn).
+ * A pointer kept from an ended session (a device reset, or aclFinalize and
+ * aclInit, by another thread) thus lies outside every live allocation of the
+ * next sessions instead of inside another thread's new one: aclrtFree of it
+ * is refused rather than freeing that allocation, and a copy to it is refused
+ * rather than writing there. It holds for WINDOWS - 1 sessions after its own,
+ * and beyond that while those sessions used less than a step of address space
+ * each.
+ *
  * The lock of a heap lives as long as the process: it is created with the
  * heap's first range and never destroyed, so a call racing aclFinalize (which
  * destroys the range under the write lock) finds the heap empty and its base
@@ -23,6 +34,7 @@
 #define MIN_SPAN 64u
 #define COMMIT_STEP ((size_t)2 << 20)
 #define RELEASE_MIN ((size_t)1 << 20)
+#define WINDOWS 16u   /* session windows (top of this file) */
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 
@@ -42,6 +54,63 @@ static pthread_rwlock_t teardown_lock = PTHREAD_RWLOCK_INITIALIZER;
 void aclsim__heaps_hold(void) { pthread_rwlock_rdlock(&teardown_lock); }
 void aclsim__heaps_release(void) { pthread_rwlock_unlock(&teardown_lock); }
 
+/* Reserves reserve bytes of address space for h (see aclsim__heap_init);
+ * MAP_FAILED if it cannot. */
+static void *reserve_range(struct aclsim__heap *h, size_t reserve, int *fd_out, int *alias_fd_out,
+                           char **alias_out)
+{
+    int fd = -1, alias_fd = -1;
+    char *alias = NULL;
+    void *base = MAP_FAILED;
+    if (h->shareable) {
+        /* Device memory another process may map (ipc.c): a sparse memfd as
+         * large as the heap, never inherited by fork() children (they
+         * cannot use it, and must not write the parent's memory). */
+        fd = memfd_create("aclsim-device-memory", MFD_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, (off_t)reserve) == 0)
+            base = mmap(NULL, reserve, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        if (base != MAP_FAILED) {
+            madvise(base, reserve, MADV_DONTFORK);
+        } else if (fd >= 0) {
+            close(fd);
+            fd = -1;
+        }
+    } else {
+        /* Checker mode, early-host-access: page-locked memory mapped twice. */
+        if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST) && h == &aclsim__host_heap &&   /* checker hook */
+            (alias_fd = memfd_create("aclsim-page-locked", MFD_CLOEXEC)) >= 0 &&
+            (ftruncate(alias_fd, (off_t)reserve) != 0 ||
+             (alias = mmap(NULL, reserve, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                           alias_fd, 0)) == MAP_FAILED)) {
+            alias = NULL;   /* (then checked without it: no protection) */
+            close(alias_fd);
+            alias_fd = -1;
+        }
+        base = mmap(NULL, reserve, PROT_NONE,
+                    alias_fd >= 0 ? MAP_SHARED | MAP_NORESERVE
+                                  : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, alias_fd, 0);
+        if (base == MAP_FAILED && alias) {
+            munmap(alias, reserve);
+            close(alias_fd);
+            alias = NULL;
+            alias_fd = -1;
+        }
+    }
+    *fd_out = fd;
+    *alias_fd_out = alias_fd;
+    *alias_out = alias;
+    return base;
+}
+
+/* The window of h's next session (THE SESSION WINDOWS) in the range from
+ * base, under its lock. */
+static void next_window(struct aclsim__heap *h, char *base)
+{
+    h->session++;
+    __atomic_store_n(&h->window, (uintptr_t)base + (h->session % WINDOWS) * h->window_step,
+                     __ATOMIC_RELAXED);
+}
+
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api)
 {
     if (__atomic_load_n(&h->base, __ATOMIC_ACQUIRE)) {
@@ -51,56 +120,34 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     }
     /* Checker mode: room for guard zones, and for next fit to go a long
      * way before it wraps around. */
-    size_t reserve = capacity;
+    size_t window = capacity;
     if (ACLSIM_UNLIKELY(aclsim__checking()) && capacity <= SIZE_MAX / 4)   /* checker hook */
-        reserve = capacity + capacity / 2;
+        window = capacity + capacity / 2;
+    window = round_up(window, 4096);
+    /* The session windows, a step apart; one window only if that much
+     * address space cannot be had. */
+    size_t step = round_up(window / WINDOWS, 4096);
+    size_t reserve = window <= SIZE_MAX / 2 ? window + (WINDOWS - 1) * step : window;
     int fd = -1, alias_fd = -1;
     char *alias = NULL;
     void *base = MAP_FAILED;
-    if (h->shareable) {
-        /* Device memory another process may map (ipc.c): a sparse memfd as
-         * large as the heap, never inherited by fork() children (they
-         * cannot use it, and must not write the parent's memory). */
-        fd = memfd_create("aclsim-device-memory", MFD_CLOEXEC);
-        if (fd >= 0 && ftruncate(fd, (off_t)round_up(reserve, 4096)) == 0)
-            base = mmap(NULL, round_up(reserve, 4096), PROT_NONE, MAP_SHARED | MAP_NORESERVE,
-                        fd, 0);
-        if (base != MAP_FAILED) {
-            madvise(base, round_up(reserve, 4096), MADV_DONTFORK);
-        } else if (fd >= 0) {
-            close(fd);
-            fd = -1;
-        }
-    } else {
-        /* Checker mode, early-host-access: page-locked memory mapped twice. */
-        if (ACLSIM_CHECKING(ACLSIM_CHECK_EARLY_HOST) && h == &aclsim__host_heap &&   /* checker hook */
-            (alias_fd = memfd_create("aclsim-page-locked", MFD_CLOEXEC)) >= 0 &&
-            (ftruncate(alias_fd, (off_t)round_up(reserve, 4096)) != 0 ||
-             (alias = mmap(NULL, round_up(reserve, 4096), PROT_READ | PROT_WRITE,
-                           MAP_SHARED | MAP_NORESERVE, alias_fd, 0)) == MAP_FAILED)) {
-            alias = NULL;   /* (then checked without it: no protection) */
-            close(alias_fd);
-            alias_fd = -1;
-        }
-        base = mmap(NULL, round_up(reserve, 4096), PROT_NONE,
-                    alias_fd >= 0 ? MAP_SHARED | MAP_NORESERVE
-                                  : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, alias_fd, 0);
+    for (;;) {
+        base = reserve_range(h, reserve, &fd, &alias_fd, &alias);
+        if (base != MAP_FAILED || reserve == window)
+            break;
+        reserve = window;
+        step = 0;
     }
-    if (base == MAP_FAILED) {
-        if (alias) {
-            munmap(alias, round_up(reserve, 4096));
-            close(alias_fd);
-        }
+    if (base == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot reserve %zu bytes of address space", capacity);
-    }
     struct aclsim__extent *extents = aclsim__malloc(sizeof *extents * 8);
     if (!extents) {
-        munmap(base, round_up(reserve, 4096));
+        munmap(base, reserve);
         if (fd >= 0)
             close(fd);
         if (alias) {
-            munmap(alias, round_up(reserve, 4096));
+            munmap(alias, reserve);
             close(alias_fd);
         }
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
@@ -126,8 +173,11 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->free = extents;
     h->cap_free = 8;
     h->nfree = 1;
-    h->free[0] = (struct aclsim__extent){(uintptr_t)base, reserve};
     h->fd = fd;
+    __atomic_store_n(&h->window_size, window, __ATOMIC_RELAXED);
+    h->window_step = step;
+    next_window(h, base);   /* (before base is published) */
+    h->free[0] = (struct aclsim__extent){h->window, window};
     __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&h->lock);
     return ACL_SUCCESS;
@@ -143,10 +193,11 @@ void aclsim__heap_reset(struct aclsim__heap *h)
         if (ACLSIM_UNLIKELY(h->allocs[i].lead))   /* checker hook */
             aclsim__check_forget(h, &h->allocs[i], "discarded by a reset of its device");
     if (h->committed) {
-        give_back(h, h->base, h->committed);
-        mprotect(h->base, h->committed, PROT_NONE);
+        give_back(h, (void *)h->window, h->committed);
+        mprotect((void *)h->window, h->committed, PROT_NONE);
     }
     h->committed = 0;
+    next_window(h, h->base);
     h->generation++;
     h->used = 0;
     memset(h->used_by_kind, 0, sizeof h->used_by_kind);
@@ -154,7 +205,7 @@ void aclsim__heap_reset(struct aclsim__heap *h)
     h->nallocs = 0;
     atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
     h->nfree = 1;
-    h->free[0] = (struct aclsim__extent){(uintptr_t)h->base, h->reserved};
+    h->free[0] = (struct aclsim__extent){h->window, h->window_size};
     pthread_rwlock_unlock(&h->lock);
     pthread_rwlock_unlock(&teardown_lock);
 }
@@ -169,14 +220,14 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
     if (base) {
         __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
-        munmap(base, round_up(h->reserved, 4096));
+        munmap(base, h->reserved);
         if (h->fd >= 0)
             close(h->fd);
         h->fd = -1;
         char *alias = h->alias;
         if (alias) {
             __atomic_store_n(&h->alias, NULL, __ATOMIC_RELEASE);
-            munmap(alias, round_up(h->reserved, 4096));
+            munmap(alias, h->reserved);
             close(h->alias_fd);
             h->alias_fd = -1;
         }
@@ -275,12 +326,13 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
         uintptr_t a = round_up(from, align);
         if (a < e.addr || a - e.addr > e.size || e.size - (a - e.addr) < span)
             continue;
-        size_t end = (a + span) - (uintptr_t)h->base;
+        size_t end = (a + span) - h->window;   /* (free extents lie in the window) */
         if (end > h->committed) {
             size_t want = round_up(end, COMMIT_STEP);
-            if (want > h->reserved)
-                want = h->reserved;
-            if (mprotect(h->base + h->committed, want - h->committed, PROT_READ | PROT_WRITE))
+            if (want > h->window_size)
+                want = h->window_size;
+            if (mprotect((char *)h->window + h->committed, want - h->committed,
+                         PROT_READ | PROT_WRITE))
                 goto out;
             h->committed = want;
         }
@@ -480,7 +532,7 @@ void aclsim__heap_unshare_after_fork(struct aclsim__heap *h)
 {
     if (!h->base || h->fd < 0)
         return;
-    mmap(h->base, round_up(h->capacity, 4096), PROT_NONE,
+    mmap(h->base, h->reserved, PROT_NONE,
          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     close(h->fd);
     h->fd = -1;

@@ -97,7 +97,12 @@ void aclsim__describe(const void *p, char *buf, size_t len)
     }
     int n = w.kind == ACLSIM_DEVICE ? snprintf(buf, len, "device %d memory", w.device->id)
                                     : snprintf(buf, len, "page-locked host memory");
-    if (!aclsim__heap_find(h, p, &a))
+    bool found = aclsim__heap_find(h, p, &a);
+    if (!found && !aclsim__heap_in_window(h, p))
+        snprintf(buf + n, len - (size_t)n, " outside any live allocation, and outside the range "
+                 "this session allocates from: a pointer from before %s",
+                 w.kind == ACLSIM_DEVICE ? "a reset of the device or aclFinalize" : "aclFinalize");
+    else if (!found)
         snprintf(buf + n, len - (size_t)n, " outside any live allocation");
     else if (a.kind == ACLSIM_ALLOC_SYMBOL)
         snprintf(buf + n, len - (size_t)n, " (offset %zu of device variable %s, %zu bytes, %s:%d)",
