@@ -4,6 +4,8 @@
 #                   SOURCES <file.c>...           # relative to the calling dir (tests/)
 #                   [LIBS <lib>...]               # extra libraries / targets
 #                   [STATIC]                      # link libascendcl.a instead of .so
+#                   [DLOPEN]                      # link no libascendcl nor helpers: the
+#                                                 # test dlopen()s ACLSIM_TEST_LIBRARY_PATH
 #                   [TIMEOUT <seconds>]           # default 120
 #                   [DEFINITIONS <DEF[=val]>...]  # extra compile definitions
 #                   [ENVIRONMENT <VAR=value>...]  # ctest ENVIRONMENT property
@@ -30,7 +32,7 @@ include_guard(GLOBAL)
 
 function(aclsim_add_test)
   cmake_parse_arguments(PARSE_ARGV 0 ARG
-    "STATIC"
+    "STATIC;DLOPEN"
     "NAME;TIMEOUT"
     "SOURCES;LIBS;DEFINITIONS;ENVIRONMENT;LABELS;ARGS")
   if(ARG_UNPARSED_ARGUMENTS)
@@ -57,7 +59,12 @@ function(aclsim_add_test)
 
   add_executable(${ARG_NAME} ${_srcs})
 
-  if(ARG_STATIC)
+  if(ARG_DLOPEN)
+    # not linked: the test dlopen()s the library from ACLSIM_TEST_LIBRARY_PATH
+    set(_lib)
+    add_dependencies(${ARG_NAME} ascendcl)
+    list(APPEND ARG_DEFINITIONS "ACLSIM_TEST_LIBRARY_PATH=\"$<TARGET_FILE:ascendcl>\"")
+  elseif(ARG_STATIC)
     set(_lib aclsim::ascendcl_static)
     # let dlopen()ed test kernels resolve the library's public symbols
     set_target_properties(${ARG_NAME} PROPERTIES ENABLE_EXPORTS ON)
@@ -66,10 +73,11 @@ function(aclsim_add_test)
   endif()
 
   target_include_directories(${ARG_NAME} PRIVATE
+    "${PROJECT_SOURCE_DIR}/include"
     "${PROJECT_SOURCE_DIR}/src"
     "${PROJECT_SOURCE_DIR}/tests"
     "${PROJECT_SOURCE_DIR}/tests/helpers")
-  if(TARGET aclsim_test_helpers)
+  if(TARGET aclsim_test_helpers AND NOT ARG_DLOPEN)
     target_link_libraries(${ARG_NAME} PRIVATE aclsim_test_helpers)
   endif()
   target_link_libraries(${ARG_NAME} PRIVATE

@@ -8,8 +8,11 @@
  *   config  (config.c)    configuration, read and checked once per aclInit
  *   error   (error.c)     per-thread messages for aclGetRecentErrMsg, logging
  *   handle  (handle.c)    generation-checked handle table for every opaque handle
+ *   thread  (thread.c)    what a thread keeps in thread-locals, given back at
+ *                         its exit (one key, deleted when the library unloads)
  *   heap    (heap.c)      a reserved address range with an allocator and an
- *                         allocation table: device memory and page-locked host memory
+ *                         allocation table: device memory and page-locked host
+ *                         memory; each session in its own window of the range
  *   device  (device.c)    simulated devices: open/reset, worker pool lifetime
  *   context (context.c)   contexts, per-thread current context
  *   executor (executor.c) per-device worker pools: run streams' tasks and jobs
@@ -196,6 +199,24 @@ char *aclsim__strdup(const char *s);
 void *aclsim__aligned_alloc(size_t align, size_t size);   /* align: a power of two */
 void aclsim__fail_allocation_after(long n);   /* n < 0: never fail */
 long aclsim__allocations_failed(void);       /* how many failed so far */
+
+/* ---- thread.c: what a thread keeps, given back when it exits ----------- */
+
+enum aclsim__thread_part { ACLSIM_THREAD_HAND, ACLSIM_THREAD_BLOCK_MEM, ACLSIM_THREAD_KARGS,
+                           ACLSIM_THREAD_TX_STACK, ACLSIM_THREAD_SYMBOL_SLOT,
+                           ACLSIM_THREAD_TRACE_RING, ACLSIM_THREAD_PARTS };
+/* Arms part's cleanup at the calling thread's exit (once per thread and
+ * part; cheap after that). false if it cannot be armed: then nothing would
+ * give back what the caller was about to keep. */
+bool aclsim__thread_keep(enum aclsim__thread_part part);
+/* The cleanups, one per part, called at the exit of a thread that armed it
+ * (each gives back its own thread-locals). */
+void aclsim__submit_thread_exit(void);   /* submit.c: the spare task in hand */
+void aclsim__block_thread_exit(void);    /* kernel-block.c: cached block memory */
+void aclsim__kargs_thread_exit(void);    /* kargs.c: the thread's system argument list */
+void aclsim__tx_thread_exit(void);       /* prof-tx.c: the push stack */
+void aclsim__symbol_thread_exit(void);   /* symbol.c: the symbol-copy slot */
+void aclsim__trace_thread_exit(void);    /* trace.c: the trace ring */
 
 /* ---- runtime.c: init state and configuration -------------------------- */
 

@@ -62,9 +62,7 @@ struct args {
 
 static pthread_mutex_t args_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct args *system_lists;
-static pthread_key_t thread_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static bool key_ok;
+static _Thread_local void *tls_system;   /* handle of the thread's system list */
 
 /* Frees a system list (args_lock held). */
 static void free_system(struct args *a)
@@ -82,18 +80,14 @@ static void free_system(struct args *a)
 }
 
 /* A thread that made a system list exits: its list goes with it. */
-static void thread_exit(void *handle)
+void aclsim__kargs_thread_exit(void)
 {
     pthread_mutex_lock(&args_lock);
-    struct args *a = aclsim__handle_get(handle, ACLSIM_H_ARGS);
+    struct args *a = aclsim__handle_get(tls_system, ACLSIM_H_ARGS);
     if (a)
         free_system(a);
     pthread_mutex_unlock(&args_lock);
-}
-
-static void make_key(void)
-{
-    key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
+    tls_system = NULL;
 }
 
 void aclsim__kargs_finalize(void)
@@ -215,11 +209,10 @@ aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHa
     const aclsimKernel *k = kernel_of(funcHandle, api, &err);
     if (!k)
         return err;
-    pthread_once(&key_once, make_key);
     struct args *a = aclsim__malloc(handle_size(SYSTEM_PARAMS));
     char *buffer = aclsim__aligned_alloc(16, SYSTEM_BUFFER);
     void *h = a && buffer ? aclsim__handle_new(ACLSIM_H_ARGS, a) : NULL;
-    if (!h || !key_ok) {
+    if (!h || !aclsim__thread_keep(ACLSIM_THREAD_KARGS)) {
         if (h)
             aclsim__handle_free(h);
         free(a);
@@ -229,14 +222,14 @@ aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHa
     list_init(a, k, buffer, SYSTEM_BUFFER, SYSTEM_PARAMS);
     a->handle = h;
     pthread_mutex_lock(&args_lock);
-    struct args *old = aclsim__handle_get(pthread_getspecific(thread_key), ACLSIM_H_ARGS);
+    struct args *old = aclsim__handle_get(tls_system, ACLSIM_H_ARGS);
     if (old)   /* the thread's previous list: one per thread, as CANN's */
         free_system(old);
     a->next = system_lists;
     if (system_lists)
         system_lists->prev = a;
     system_lists = a;
-    pthread_setspecific(thread_key, h);
+    tls_system = h;
     pthread_mutex_unlock(&args_lock);
     *argsHandle = h;
     return ACL_SUCCESS;

@@ -218,18 +218,14 @@ struct block_mem {
 #define BLOCK_MEM_HDR 64u   /* keeps the area 64-byte aligned */
 #define BLOCK_MEM_CACHE 4
 static _Thread_local struct block_mem *tls_mem_cache[BLOCK_MEM_CACHE];
-static pthread_key_t mem_cache_key;
-static pthread_once_t mem_cache_once = PTHREAD_ONCE_INIT;
 
-static void mem_cache_free(void *unused)
+void aclsim__block_thread_exit(void)
 {
-    (void)unused;
     for (int i = 0; i < BLOCK_MEM_CACHE; i++) {
         free(tls_mem_cache[i]);
         tls_mem_cache[i] = NULL;
     }
 }
-static void mem_cache_init(void) { pthread_key_create(&mem_cache_key, mem_cache_free); }
 
 void *aclsimBlockAlloc(size_t size)
 {
@@ -265,9 +261,7 @@ static void block_mem_release(struct block_local *l)
         for (int i = 0; i < BLOCK_MEM_CACHE && slot < 0; i++)
             if (!tls_mem_cache[i])
                 slot = i;
-        if (slot >= 0) {
-            pthread_once(&mem_cache_once, mem_cache_init);
-            pthread_setspecific(mem_cache_key, (void *)1);   /* runs the destructor at exit */
+        if (slot >= 0 && aclsim__thread_keep(ACLSIM_THREAD_BLOCK_MEM)) {   /* (given back at exit) */
             tls_mem_cache[slot] = m;
         } else {
             free(m);

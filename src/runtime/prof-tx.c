@@ -35,12 +35,12 @@ static uint64_t next_range = 1;
 struct pushed { uint64_t start; bool ex; char msg[STAMP_MSG_MAX]; };
 static _Thread_local struct pushed *tls_stack;
 static _Thread_local uint32_t tls_depth;
-static pthread_key_t stack_key;
-static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
 
-static void make_stack_key(void)
+void aclsim__tx_thread_exit(void)
 {
-    pthread_key_create(&stack_key, free);
+    free(tls_stack);
+    tls_stack = NULL;
+    tls_depth = 0;
 }
 
 static const char tx_domain[] = "msproftx";
@@ -236,10 +236,9 @@ aclError aclprofMark(void *stamp)
 static aclError push(const char *msg, bool ex, const char *api)
 {
     if (!tls_stack) {
-        pthread_once(&stack_once, make_stack_key);
-        if (!(tls_stack = aclsim__malloc(PUSH_DEPTH * sizeof *tls_stack)))
+        if (!aclsim__thread_keep(ACLSIM_THREAD_TX_STACK) ||   /* (given back at exit) */
+            !(tls_stack = aclsim__malloc(PUSH_DEPTH * sizeof *tls_stack)))
             return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of memory");
-        pthread_setspecific(stack_key, tls_stack);
     }
     if (tls_depth == PUSH_DEPTH)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,

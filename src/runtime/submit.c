@@ -163,39 +163,22 @@ static struct aclsim__task *spare_task(struct aclsim__stream *s)
  * not keep it held, and a worker taking the inbox finds it free. (While it
  * is held, each try of the worker takes the lock's cache line away from
  * the submitter: on this 2-vCPU VM that alone made 10,000 queued copies
- * 4x slower in some runs, docs/performance.md.) Freed at thread exit by a
- * pthread key destructor (not at process exit: exit() runs none); without
- * a key (pthread_key_create failed), a thread keeps nothing in hand. */
+ * 4x slower in some runs, docs/performance.md.) Given back at thread exit
+ * (thread.c); a thread whose exit cannot be armed keeps nothing in hand. */
 static _Thread_local struct aclsim__task *tls_hand;
-static _Thread_local bool tls_hand_keyed;
-static pthread_key_t hand_key;
-static bool hand_key_ok;
-static pthread_once_t hand_once = PTHREAD_ONCE_INIT;
 
-static void hand_free(void *unused)
+void aclsim__submit_thread_exit(void)
 {
-    (void)unused;
     free(tls_hand);
     tls_hand = NULL;
-    tls_hand_keyed = false;   /* a submit from a later destructor keys it again */
-}
-
-static void hand_key_init(void)
-{
-    hand_key_ok = pthread_key_create(&hand_key, hand_free) == 0;
 }
 
 static void hand_keep(struct aclsim__task *t)
 {
-    if (ACLSIM_UNLIKELY(!tls_hand_keyed)) {
-        pthread_once(&hand_once, hand_key_init);
-        if (!hand_key_ok || pthread_setspecific(hand_key, (void *)1) != 0) {
-            free(t);   /* nothing would free it at thread exit */
-            return;
-        }
-        tls_hand_keyed = true;
-    }
-    tls_hand = t;
+    if (ACLSIM_LIKELY(aclsim__thread_keep(ACLSIM_THREAD_HAND)))
+        tls_hand = t;
+    else
+        free(t);   /* nothing would free it at thread exit */
 }
 
 /* ---- THE INBOX RULE: the takes of the queue side ------------------------ */

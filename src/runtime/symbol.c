@@ -388,24 +388,22 @@ struct user_slot {
 };
 static struct user_slot *_Atomic user_slots;
 static _Thread_local struct user_slot *tls_slot;
-static pthread_key_t slot_key;
-static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 
-static void slot_release(void *p)
+void aclsim__symbol_thread_exit(void)
 {
-    struct user_slot *u = p;
-    atomic_store_explicit(&u->device, 0, memory_order_release);
-    atomic_store_explicit(&u->taken, false, memory_order_release);
+    struct user_slot *u = tls_slot;
+    tls_slot = NULL;
+    if (u) {
+        atomic_store_explicit(&u->device, 0, memory_order_release);
+        atomic_store_explicit(&u->taken, false, memory_order_release);
+    }
 }
-
-static void slot_key_create(void) { (void)pthread_key_create(&slot_key, slot_release); }
 
 /* The calling thread's slot, or NULL when out of memory. */
 static struct user_slot *user_slot(void)
 {
     if (ACLSIM_LIKELY(tls_slot != NULL))
         return tls_slot;
-    pthread_once(&slot_once, slot_key_create);
     struct user_slot *u = atomic_load_explicit(&user_slots, memory_order_acquire);
     for (; u; u = u->next) {
         bool free_slot = false;
@@ -423,7 +421,7 @@ static struct user_slot *user_slot(void)
                                                       memory_order_relaxed))
             ;
     }
-    if (pthread_setspecific(slot_key, u)) {   /* cannot be given back: keep it taken */
+    if (!aclsim__thread_keep(ACLSIM_THREAD_SYMBOL_SLOT)) {   /* cannot be given back: keep it taken */
         aclsim__log(ACLSIM_LOG_WARNING, "a symbol-copy slot will not be reused after its "
                                         "thread exits");
     }

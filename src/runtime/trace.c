@@ -69,8 +69,6 @@ static atomic_uint next_serial;
 static _Thread_local struct ring *tls_ring;
 static _Thread_local uint32_t tls_serial;
 static _Thread_local bool tls_in_api;
-static pthread_key_t ring_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /* ---- configuration ----------------------------------------------------------- */
 
@@ -149,17 +147,16 @@ void aclsim__trace_prof_bits(unsigned bits, uint32_t devices)
 
 /* ---- recording ------------------------------------------------------------- */
 
-static void ring_release(void *arg)
+/* A thread's ring is free for another thread once it exited. */
+void aclsim__trace_thread_exit(void)
 {
-    struct ring *r = arg;
+    struct ring *r = tls_ring;
+    tls_ring = NULL;
+    if (!r)
+        return;
     pthread_mutex_lock(&list_lock);
     r->owned = false;
     pthread_mutex_unlock(&list_lock);
-}
-
-static void make_key(void)
-{
-    pthread_key_create(&ring_key, ring_release);
 }
 
 static uint32_t thread_serial(void)
@@ -175,7 +172,6 @@ static struct ring *my_ring(void)
 {
     if (ACLSIM_LIKELY(tls_ring != NULL))
         return tls_ring;
-    pthread_once(&key_once, make_key);
     pthread_mutex_lock(&list_lock);
     struct ring *r = rings;
     while (r && r->owned)
@@ -197,7 +193,7 @@ static struct ring *my_ring(void)
     pthread_mutex_unlock(&list_lock);
     if (r) {
         tls_ring = r;
-        pthread_setspecific(ring_key, r);
+        (void)aclsim__thread_keep(ACLSIM_THREAD_TRACE_RING);   /* (unarmed: the ring stays owned) */
     }
     return r;
 }
