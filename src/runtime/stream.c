@@ -613,7 +613,10 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
                             "stream %p is the default stream of its context (from "
                             "aclrtCtxGetCurrentDefaultStream); it cannot be destroyed", stream);
     aclError err = s ? aclsim__capture_refuse_stream(s, api) : ACL_SUCCESS;   /* 107027 */
-    if (err)
+    /* (Refused for the struct only while the handle still names it: else
+     * the stream was destroyed meanwhile and the struct is now another
+     * stream, captured: the handle is dead, 107017 below.) */
+    if (err && aclsim__handle_get(stream, ACLSIM_H_STREAM) == s)
         return err;
     if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
@@ -652,8 +655,13 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     struct aclsim__stream *s = ref.s;
     if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
-    if ((err = aclsim__capture_refuse_stream(s, api)))   /* 107027 while captured */
-        return err;
+    if ((err = aclsim__capture_refuse_stream(s, api))) {   /* 107027 while captured */
+        if (atomic_load(&s->epoch) == ref.epoch)
+            return err;
+        /* The struct started a new life (a captured stream) since it was resolved. */
+        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                            "stream %p was destroyed while this call was using it", stream);
+    }
     unsigned aborts = atomic_load(&s->aborts);
     bool aborting = atomic_load(&s->aborting);
     if (!aclsim__stream_wait(s, submitted_of(s), timeout))
