@@ -6,7 +6,9 @@ Inputs (all in docs/coverage/):
   cann-api-functions.txt   header<TAB>function, every function CANN declares
   *.tsv                    function<TAB>status<TAB>note, one file per area
                            (so parallel work does not edit one file); status is
-                           implemented | not-supported (207000, note says why)
+                           implemented | not-supported (207000, note says why) |
+                           not-a-function (the list names something CANN's
+                           header declares as no function; the note says what)
 
   api-coverage.py write            regenerate docs/api-coverage.md
   api-coverage.py check [LIB.so]   fail if the page is stale, a row names an
@@ -25,7 +27,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COV = os.path.join(ROOT, "docs", "coverage")
 PAGE = os.path.join(ROOT, "docs", "api-coverage.md")
-STATUSES = ("implemented", "not-supported")
+STATUSES = ("implemented", "not-supported", "not-a-function")
 
 
 def load():
@@ -61,6 +63,8 @@ def render(funcs, rows):
     total = len(funcs)
     impl = sum(1 for _, f in funcs if rows.get(f, ("",))[0] == "implemented")
     unsup = sum(1 for _, f in funcs if rows.get(f, ("",))[0] == "not-supported")
+    nonfunc = sum(1 for _, f in funcs if rows.get(f, ("",))[0] == "not-a-function")
+    total -= nonfunc
     out = [
         "# API coverage",
         "",
@@ -74,6 +78,8 @@ def render(funcs, rows):
         "- **not supported**: declared and exported, returns ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000)",
         "  with a message, because its effect cannot exist on a CPU (the note says why).",
         "- **not yet**: not declared by aclsim yet (a program using it does not compile).",
+        "- **not a function**: a name the list of CANN's functions carries that CANN's header",
+        "  declares as no function (the note says what it is); not counted below.",
         "",
         f"Totals: {total} functions; {impl} implemented, {unsup} not supported, "
         f"{total - impl - unsup} not yet.",
@@ -111,7 +117,7 @@ def main(argv):
         errors.append("docs/api-coverage.md is stale: run scripts/api-coverage.py write")
     headers = {}
     for h, f in funcs:
-        if f not in rows:
+        if f not in rows or rows[f][0] == "not-a-function":
             continue
         path = os.path.join(ROOT, "include", h)
         if h not in headers:
@@ -123,8 +129,9 @@ def main(argv):
         for _, f in funcs:
             if f in exp and f not in rows:
                 errors.append(f"{f} is exported but has no row in docs/coverage/*.tsv")
-            if f in rows and f not in exp:
-                errors.append(f"{f} has a row ({rows[f][2]}) but is not exported")
+            if f in rows and (f not in exp) != (rows[f][0] == "not-a-function"):
+                errors.append(f"{f} has a row ({rows[f][2]}) but is "
+                              + ("exported" if f in exp else "not exported"))
     for e in errors:
         print(e, file=sys.stderr)
     print(f"api-coverage: {len(rows)} rows, {len(errors)} problem(s)")
