@@ -89,6 +89,12 @@
 #define ACLSIM_HIDDEN __attribute__((visibility("hidden")))
 #define ACLSIM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ACLSIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* A function whose memory accesses ThreadSanitizer does not follow: only
+ * the checker's guard-zone reads and re-poisoning, which race by design with
+ * the out-of-bounds writes of a buggy kernel's other blocks (the bug they
+ * report). Such a function uses volatile byte accesses, not memset or
+ * memcmp, whose interceptors TSan would still follow. */
+#define ACLSIM_NO_TSAN __attribute__((no_sanitize_thread))
 #define ACLSIM_STR_(x) #x
 #define ACLSIM_STR(x) ACLSIM_STR_(x)   /* a macro's value as a string literal */
 
@@ -305,7 +311,7 @@ static inline bool aclsim__initialized(void)
 }
 aclError aclsim__not_initialized(const char *api);   /* the 100001 and its message */
 
-/* ---- trace.c: the tracer (docs/tracing.md) -------------------------------
+/* ---- trace.c, trace-write.c: the tracer (docs/tracing.md; trace.h) --------
  * Hooks, each one marked "TRACE HOOK": aclsim__submit (submit.c), the
  * worker's task loop (executor.c run_claimed), kernel blocks (kernel-block.c
  * run_block), synchronous copies (memory.c, symbol.c), and API entry
@@ -368,15 +374,15 @@ void aclsim__trace_tx(const char *domain, const char *message, uint64_t start, u
 uint32_t aclsim__trace_thread(void);
 /* aclInit: applies the session's ACLSIM_TRACE/ACLSIM_TRACE_EVENTS/ACLSIM_PROFILE. */
 void aclsim__trace_configure(const struct aclsim__config *c);
-/* aclFinalize: writes the trace file (if any). */
+/* aclFinalize: writes the trace file (if any; trace-write.c). */
 void aclsim__trace_finalize(void);
 /* aclFinalize: prof.c stops profiling (aclprofStop/aclprofFinalize implied). */
 void aclsim__prof_finalize(void);
 /* prof.c: what aclprofStart turned on (kept apart from ACLSIM_TRACE's), and
  * the devices whose tasks it traces (bit d: device d). */
 void aclsim__trace_prof_bits(unsigned bits, uint32_t devices);
-/* Writes every event recorded so far to path (Chrome Trace Event JSON);
- * false with errno on failure. */
+/* Writes every event recorded so far to path (Chrome Trace Event JSON;
+ * trace-write.c); false with errno on failure. */
 bool aclsim__trace_write(const char *path);
 /* (Also the tracer's API hook: see ACLSIM_TRACE_API_SCOPE in the trace.c
  * section; it declares a variable, so the macro is a statement at block
@@ -1716,6 +1722,8 @@ extern _Thread_local const void *aclsim__tls_site;
 size_t aclsim__check_lead(size_t align);
 #define ACLSIM_CHECK_TAIL 64u   /* guard bytes at least after an allocation */
 void aclsim__check_poison(const struct aclsim__alloc *a);
+/* Only a's guard zones: after a report, the allocation's contents stay. */
+void aclsim__check_poison_guards(const struct aclsim__alloc *a);
 void aclsim__check_forget(struct aclsim__heap *h, const struct aclsim__alloc *a, const char *why);
 /* aclrtFree/aclrtFreeHost of p in h: false if p is not the start of a live
  * allocation of kind (the caller reports it). Else verifies its guard zones

@@ -110,6 +110,8 @@ static void test_oob_allocation_before_start(void **state)
     (void)state;
     int *p;
     OK(aclrtMalloc((void **)&p, 40, ACL_MEM_MALLOC_HUGE_FIRST));
+    int data[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, back[10] = {0};
+    OK(aclrtMemcpy(p, sizeof data, data, sizeof data, ACL_MEMCPY_HOST_TO_DEVICE));
     char printed[4096];
     capture_begin();
     EXPECT_OK(launch(FN(k_write_at), 1, NULL, p, -1));
@@ -120,6 +122,14 @@ static void test_oob_allocation_before_start(void **state)
                "(before its start) of the 40-byte allocation", "aclrtMalloc called from ",
                "device 0");
     expect_one_report(printed, "oob", "aclrtMalloc called from", NULL);
+    /* The report re-poisons the guard zones only: the contents stay (they
+     * used to be refilled with uninit's unwritten pattern). */
+    capture_begin();
+    rc = aclrtMemcpy(back, sizeof back, p, sizeof back, ACL_MEMCPY_DEVICE_TO_HOST);
+    capture_end(printed, sizeof printed);
+    assert_int_equal(rc, ACL_SUCCESS);
+    expect_no_report(printed);
+    assert_memory_equal(back, data, sizeof data);
 
     capture_begin();
     EXPECT_OK(launch(FN(k_write_at), 1, NULL, p, 9));   /* the last int: fine */

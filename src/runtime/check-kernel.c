@@ -36,8 +36,10 @@ _Static_assert((unsigned)ACLSIM_GM_CHECK_OOB == (unsigned)ACLSIM_CHECK_OOB &&
 
 #define POISON 0xfdu
 
-/* Offsets [lo, hi] of the bytes of [p, p + n) that are not POISON. */
-static bool changed(const unsigned char *p, size_t n, size_t *lo, size_t *hi)
+/* Offsets [lo, hi] of the bytes of [p, p + n) that are not POISON. (Read
+ * while a buggy kernel's other blocks may still write there: ACLSIM_NO_TSAN.) */
+ACLSIM_NO_TSAN static bool changed(const volatile unsigned char *p, size_t n, size_t *lo,
+                                   size_t *hi)
 {
     size_t i = 0;
     while (i < n && p[i] == POISON)
@@ -69,7 +71,7 @@ bool aclsim__check_guards(const struct aclsim__alloc *a, char *text, size_t len)
         snprintf(text, len, "offsets %zu to %zu (past its end)", a->size + blo,
                  a->size + bhi);
     if (bad_front || bad_back)
-        aclsim__check_poison(a);   /* reported once */
+        aclsim__check_poison_guards(a);   /* reported once (the contents stay as they are) */
     return !bad_front && !bad_back;
 }
 

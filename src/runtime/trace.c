@@ -10,61 +10,30 @@
  * events included, so memory is bounded by the peak number of threads. The
  * clock is CLOCK_MONOTONIC (aclsim__now_ns), written in microseconds.
  *
+ * This file configures the tracer and records; trace-write.c prints the
+ * summary and writes the file (trace.h: what they share).
+ *
  * Tracks: pid 0 is the host (a track per thread: its runtime calls, stamps
  * and marks, synchronous copies); pid d + 1 is device d, with a track per
  * stream (a slice per task) and a track per worker thread (a slice per
  * kernel block it ran). Flow arrows join an event record to the waits that
  * waited for it, and (with API slices on) a call to the task it queued.
  */
-#include "internal.h"
+#include "trace.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 atomic_uint aclsim__trace_mask;
 
-#define TEXT_MAX 64
 #define DEFAULT_EVENTS 65536u
 
-enum ph { PH_SLICE, PH_INSTANT, PH_FLOW_OUT, PH_FLOW_IN };
-enum track { TRK_HOST, TRK_WORKER, TRK_STREAM, TRK_STREAM_DEFAULT };
-enum cat { CAT_API, CAT_TASK, CAT_BLOCK, CAT_COPY, CAT_TX, CAT_FLOW_EVENT, CAT_FLOW_CALL,
-           CAT_NOTE, CAT_FLOW_NOTIFY };
-
-struct ev {
-    uint64_t ts, dur;   /* ns */
-    uint64_t value;     /* copies: bytes; kernels and blocks: blocks; flows: id */
-    uint64_t aux;       /* tasks: sequence number in the stream; blocks: index */
-    uint32_t pid, tid;
-    uint32_t stream;    /* stream tracks: the stream id; its life (epoch) in aux2 */
-    uint32_t aux2;
-    uint8_t ph, cat, trk, kind;   /* kind: the task kind (CAT_TASK) */
-    char dir[4];                  /* copies: H2D, D2H, D2D, H2H */
-    char text[TEXT_MAX];          /* name, or the copy's variable */
-};
-
-struct ring {
-    pthread_mutex_t lock;
-    struct ev *ev;
-    uint32_t cap, head, count;   /* the events are [head, head + count) mod cap */
-    uint64_t dropped;
-    /* The thread's last runtime call, kept open after it returned until the
-     * thread's next call: work it does after the function holding
-     * ACLSIM_REQUIRE_INIT returned (a copy, a submission: a call may check
-     * its arguments in a helper) extends it. The writer includes it. */
-    struct ev pending;
-    bool has_pending;
-    bool owned;                  /* a live thread records into it (under list_lock) */
-    struct ring *next;
-};
-
-static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ring *rings;
-static atomic_uint ring_events = DEFAULT_EVENTS;   /* capacity of new rings */
-static atomic_uint_fast64_t lost;                  /* no ring (out of memory) */
+pthread_mutex_t aclsim__trace_list_lock = PTHREAD_MUTEX_INITIALIZER;
+struct ring *aclsim__trace_rings;
+atomic_uint aclsim__trace_ring_events = DEFAULT_EVENTS;
+atomic_uint_fast64_t aclsim__trace_lost;
+atomic_uint_fast64_t aclsim__trace_recorded, aclsim__trace_written;
 static atomic_uint next_serial;
 static _Thread_local struct ring *tls_ring;
 static _Thread_local uint32_t tls_serial;
@@ -78,10 +47,6 @@ static unsigned env_bits, prof_bits; /* under config_lock */
 static atomic_uint prof_devices;     /* aclprofStart's devices (without ACLSIM_TRACE) */
 static atomic_bool env_tasks;        /* ACLSIM_TRACE: every device */
 static bool exit_registered;
-static atomic_uint_fast64_t recorded, written;   /* events recorded so far / at the last write */
-
-static void at_exit(void);
-static void summary_print(void);
 
 /* Whether device d's tasks are traced: all with ACLSIM_TRACE, else those
  * aclprofStart named. */
@@ -96,13 +61,13 @@ static void publish_mask(void)
     atomic_store_explicit(&aclsim__trace_mask, env_bits | prof_bits, memory_order_relaxed);
 }
 
-/* A session starts a new trace: the rings are emptied (the last session's
+/* A session starts a new trace: the aclsim__trace_rings are emptied (the last session's
  * events were written at its aclFinalize) and take the configured size. A
  * ring that cannot grow keeps its size. */
 static void reset_rings(uint32_t cap)
 {
-    pthread_mutex_lock(&list_lock);
-    for (struct ring *r = rings; r; r = r->next) {
+    pthread_mutex_lock(&aclsim__trace_list_lock);
+    for (struct ring *r = aclsim__trace_rings; r; r = r->next) {
         pthread_mutex_lock(&r->lock);
         if (r->cap != cap) {
             struct ev *ev = aclsim__realloc(r->ev, (size_t)cap * sizeof *ev);
@@ -116,23 +81,30 @@ static void reset_rings(uint32_t cap)
         r->has_pending = false;
         pthread_mutex_unlock(&r->lock);
     }
-    pthread_mutex_unlock(&list_lock);
-    atomic_store(&lost, 0);
-    atomic_store(&written, atomic_load(&recorded));
+    pthread_mutex_unlock(&aclsim__trace_list_lock);
+    atomic_store(&aclsim__trace_lost, 0);
+    atomic_store(&aclsim__trace_written, atomic_load(&aclsim__trace_recorded));
 }
 
 void aclsim__trace_configure(const struct aclsim__config *c)
 {
-    atomic_store(&ring_events, c->trace_events ? c->trace_events : DEFAULT_EVENTS);
-    reset_rings(atomic_load(&ring_events));
+    atomic_store(&aclsim__trace_ring_events, c->trace_events ? c->trace_events : DEFAULT_EVENTS);
+    reset_rings(atomic_load(&aclsim__trace_ring_events));
     pthread_mutex_lock(&config_lock);
     snprintf(trace_path, sizeof trace_path, "%s", c->trace_path);
     env_bits = (c->trace_path[0] ? ACLSIM_TRACE_TASKS | ACLSIM_TRACE_API | ACLSIM_TRACE_TX : 0) |
                (c->profile ? ACLSIM_TRACE_SUMMARY : 0);
     atomic_store(&env_tasks, (env_bits & ACLSIM_TRACE_TASKS) != 0);
     if (env_bits && !exit_registered)
-        exit_registered = atexit(at_exit) == 0;
+        exit_registered = atexit(aclsim__trace_at_exit) == 0;
     publish_mask();
+    pthread_mutex_unlock(&config_lock);
+}
+
+void aclsim__trace_path(char *path, size_t len)
+{
+    pthread_mutex_lock(&config_lock);
+    snprintf(path, len, "%s", trace_path);
     pthread_mutex_unlock(&config_lock);
 }
 
@@ -154,9 +126,9 @@ void aclsim__trace_thread_exit(void)
     tls_ring = NULL;
     if (!r)
         return;
-    pthread_mutex_lock(&list_lock);
+    pthread_mutex_lock(&aclsim__trace_list_lock);
     r->owned = false;
-    pthread_mutex_unlock(&list_lock);
+    pthread_mutex_unlock(&aclsim__trace_list_lock);
 }
 
 static uint32_t thread_serial(void)
@@ -172,25 +144,25 @@ static struct ring *my_ring(void)
 {
     if (ACLSIM_LIKELY(tls_ring != NULL))
         return tls_ring;
-    pthread_mutex_lock(&list_lock);
-    struct ring *r = rings;
+    pthread_mutex_lock(&aclsim__trace_list_lock);
+    struct ring *r = aclsim__trace_rings;
     while (r && r->owned)
         r = r->next;
     if (r) {
         r->owned = true;
     } else if ((r = aclsim__calloc(1, sizeof *r))) {
-        r->cap = atomic_load(&ring_events);
+        r->cap = atomic_load(&aclsim__trace_ring_events);
         if (!(r->ev = aclsim__malloc((size_t)r->cap * sizeof *r->ev))) {
             free(r);
             r = NULL;
         } else {
             pthread_mutex_init(&r->lock, NULL);
             r->owned = true;
-            r->next = rings;
-            rings = r;
+            r->next = aclsim__trace_rings;
+            aclsim__trace_rings = r;
         }
     }
-    pthread_mutex_unlock(&list_lock);
+    pthread_mutex_unlock(&aclsim__trace_list_lock);
     if (r) {
         tls_ring = r;
         (void)aclsim__thread_keep(ACLSIM_THREAD_TRACE_RING);   /* (unarmed: the ring stays owned) */
@@ -210,14 +182,14 @@ static void append(struct ring *r, const struct ev *e)
         slot = (r->head + r->count++) % r->cap;
     }
     r->ev[slot] = *e;
-    atomic_fetch_add_explicit(&recorded, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&aclsim__trace_recorded, 1, memory_order_relaxed);
 }
 
 static void push(const struct ev *e)
 {
     struct ring *r = my_ring();
     if (!r) {
-        atomic_fetch_add_explicit(&lost, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&aclsim__trace_lost, 1, memory_order_relaxed);
         return;
     }
     pthread_mutex_lock(&r->lock);
@@ -287,7 +259,7 @@ void aclsim__trace_api_end(struct aclsim__api_scope *scope)
     set_text(&e, scope->api);
     struct ring *r = my_ring();
     if (!r) {
-        atomic_fetch_add_explicit(&lost, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&aclsim__trace_lost, 1, memory_order_relaxed);
         return;
     }
     pthread_mutex_lock(&r->lock);
@@ -374,10 +346,6 @@ static void direction(void *dst, const void *src, char out[4], int32_t *device)
         *device = ws.device->id;
 }
 
-static void summary_copy(const char *label, const char *dir, size_t bytes, uint64_t ns,
-                         int32_t device);
-static void summary_kernel(const char *name, uint32_t blocks, uint64_t ns);
-
 /* Notifies have no record sequence numbers, and a wait released by a record
  * can finish (and be traced) before that record's task is traced. So the
  * tracer counts, per notify, the records and the waits it traced: the k-th
@@ -440,9 +408,9 @@ void aclsim__trace_task(struct aclsim__stream *s, const struct aclsim__task *t, 
         direction(t->u.copy.dst, t->u.copy.src, dir, &side);
     if (!discarded && aclsim__tracing(ACLSIM_TRACE_SUMMARY)) {
         if (t->kind == ACLSIM_TASK_COPY && t->label)
-            summary_copy(t->label, dir, t->bytes, end - start, side);
+            aclsim__trace_summary_copy(t->label, dir, t->bytes, end - start, side);
         else if (t->kind == ACLSIM_TASK_KERNEL)
-            summary_kernel(t->label, t->u.kernel.blocks, end - start);
+            aclsim__trace_summary_kernel(t->label, t->u.kernel.blocks, end - start);
     }
     /* (a mark task is msproftx's: it shows whenever marks do) */
     if (!(aclsim__tracing(ACLSIM_TRACE_TASKS) && device_traced(device)) &&
@@ -522,7 +490,7 @@ void aclsim__trace_sync_copy(const char *api, void *dst, const void *src, size_t
     int32_t device;
     direction(dst, src, e.dir, &device);
     if (label && aclsim__tracing(ACLSIM_TRACE_SUMMARY))
-        summary_copy(label, e.dir, n, end - start, device);
+        aclsim__trace_summary_copy(label, e.dir, n, end - start, device);
     if (!aclsim__tracing(ACLSIM_TRACE_TASKS))
         return;
     e.value = n;
@@ -548,407 +516,17 @@ void aclsim__trace_tx(const char *domain, const char *message, uint64_t start, u
     push(&e);
 }
 
-/* ---- the summary (ACLSIM_PROFILE) ---------------------------------------------- */
-
-struct stat {
-    struct stat *next;
-    bool kernel;
-    uint64_t to_n, to_bytes, to_ns, from_n, from_bytes, from_ns, other_n, other_bytes, other_ns;
-    uint64_t launches, blocks, ns;
-    uint64_t per_device[ACLSIM_MAX_DEVICES];
-    char name[];
-};
-static pthread_mutex_t stat_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct stat *stats;
-
-static struct stat *stat_for(const char *name, bool kernel)
-{
-    if (!name)
-        name = "?";
-    struct stat *st = stats;
-    while (st && (st->kernel != kernel || strcmp(st->name, name) != 0))
-        st = st->next;
-    if (!st && (st = aclsim__calloc(1, sizeof *st + strlen(name) + 1))) {
-        st->kernel = kernel;
-        strcpy(st->name, name);
-        st->next = stats;
-        stats = st;
-    }
-    return st;
-}
-
-static void summary_copy(const char *label, const char *dir, size_t bytes, uint64_t ns,
-                         int32_t device)
-{
-    pthread_mutex_lock(&stat_lock);
-    struct stat *st = stat_for(label, false);
-    if (st) {
-        if (dir[0] == 'H' && dir[2] == 'D') {
-            st->to_n++, st->to_bytes += bytes, st->to_ns += ns;
-        } else if (dir[0] == 'D' && dir[2] == 'H') {
-            st->from_n++, st->from_bytes += bytes, st->from_ns += ns;
-        } else {
-            st->other_n++, st->other_bytes += bytes, st->other_ns += ns;
-        }
-        if (device >= 0 && device < ACLSIM_MAX_DEVICES)
-            st->per_device[device]++;
-    }
-    pthread_mutex_unlock(&stat_lock);
-}
-
-static void summary_kernel(const char *name, uint32_t blocks, uint64_t ns)
-{
-    pthread_mutex_lock(&stat_lock);
-    struct stat *st = stat_for(name, true);
-    if (st)
-        st->launches++, st->blocks += blocks, st->ns += ns;
-    pthread_mutex_unlock(&stat_lock);
-}
-
-static double us(uint64_t ns) { return (double)ns / 1000.0; }
-
-static void summary_print(void)
-{
-    pthread_mutex_lock(&stat_lock);
-    if (!stats) {
-        pthread_mutex_unlock(&stat_lock);
-        return;
-    }
-    fprintf(stderr, "\naclsim profile (ACLSIM_PROFILE)\n\nDevice variables\n");
-    fprintf(stderr, "%-24s %8s %12s %12s %10s %8s %12s %12s %10s  %s\n", "variable", "to dev",
-            "bytes", "total us", "mean us", "from dev", "bytes", "total us", "mean us",
-            "copies per device");
-    for (struct stat *st = stats; st; st = st->next) {
-        if (st->kernel)
-            continue;
-        char devs[256] = "";
-        size_t len = 0;
-        for (int d = 0; d < ACLSIM_MAX_DEVICES && len < sizeof devs - 24; d++)
-            if (st->per_device[d])
-                len += (size_t)snprintf(devs + len, sizeof devs - len, "%sdev%d:%" PRIu64,
-                                        len ? " " : "", d, st->per_device[d]);
-        fprintf(stderr, "%-24s %8" PRIu64 " %12" PRIu64 " %12.1f %10.2f %8" PRIu64 " %12" PRIu64
-                        " %12.1f %10.2f  %s\n",
-                st->name, st->to_n, st->to_bytes, us(st->to_ns),
-                st->to_n ? us(st->to_ns) / (double)st->to_n : 0.0, st->from_n, st->from_bytes,
-                us(st->from_ns), st->from_n ? us(st->from_ns) / (double)st->from_n : 0.0, devs);
-    }
-    fprintf(stderr, "\nKernels\n%-24s %10s %12s %12s %10s\n", "kernel", "launches", "blocks",
-            "total us", "mean us");
-    for (struct stat *st = stats; st; st = st->next)
-        if (st->kernel)
-            fprintf(stderr, "%-24s %10" PRIu64 " %12" PRIu64 " %12.1f %10.2f\n", st->name,
-                    st->launches, st->blocks, us(st->ns),
-                    st->launches ? us(st->ns) / (double)st->launches : 0.0);
-    pthread_mutex_unlock(&stat_lock);
-}
-
-/* ---- writing ----------------------------------------------------------------- */
-
-static void put_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static const char *const kind_names[] = {
-    "copy", "memset", "kernel", "host function", "event record", "wait", "overflow", "copy2d",
-    "memset32", "signal", "reduce", "random", "batch", "cache operation", "callback", "mark"};
-
-/* Tracks seen while writing, for their names. */
-struct seen { uint32_t pid, tid, stream, epoch, worker_of; uint8_t trk; };
-struct seen_set { struct seen *v; size_t n, cap; };
-
-static void note_track(struct seen_set *set, const struct ev *e)
-{
-    for (size_t i = set->n; i-- > 0;)
-        if (set->v[i].pid == e->pid && set->v[i].tid == e->tid)
-            return;
-    if (set->n == set->cap) {
-        size_t cap = set->cap ? 2 * set->cap : 64;
-        struct seen *v = realloc(set->v, cap * sizeof *v);
-        if (!v)
-            return;
-        set->v = v;
-        set->cap = cap;
-    }
-    set->v[set->n++] = (struct seen){e->pid, e->tid, e->stream, e->aux2,
-                                     e->trk == TRK_HOST ? e->aux2 : 0, e->trk};
-}
-
-static void ts_field(FILE *f, const char *key, uint64_t ns)
-{
-    fprintf(f, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
-}
-
-static void write_event(FILE *f, const struct ev *e, bool *first)
-{
-    static const char phs[] = {'X', 'i', 's', 'f'};
-    fputs(*first ? "\n" : ",\n", f);
-    *first = false;
-    char name[TEXT_MAX + 16];
-    const char *cat = "task";
-    switch (e->cat) {
-    case CAT_API: cat = "api"; break;
-    case CAT_BLOCK: cat = "block"; break;
-    case CAT_COPY: cat = "copy"; break;
-    case CAT_TX: cat = e->value ? (const char *)(uintptr_t)e->value : "msproftx"; break;
-    case CAT_FLOW_EVENT: cat = "event"; break;
-    case CAT_FLOW_NOTIFY: cat = "notify"; break;
-    case CAT_FLOW_CALL: cat = "launch"; break;
-    case CAT_NOTE: cat = "aclsim"; break;
-    default: break;
-    }
-    if (e->cat == CAT_TASK && e->kind == ACLSIM_TASK_COPY)
-        snprintf(name, sizeof name, "%s%s%s", e->dir, e->text[0] ? " " : " memcpy", e->text);
-    else if (e->cat == CAT_COPY)
-        snprintf(name, sizeof name, "%s %s", e->dir, e->text);
-    else if (e->cat == CAT_BLOCK)
-        snprintf(name, sizeof name, "%s block %" PRIu64, e->text, e->aux);
-    else if (e->cat == CAT_TASK && e->kind == ACLSIM_TASK_WAIT)
-        snprintf(name, sizeof name, "%s wait", e->text);
-    else if (e->cat == CAT_TASK && e->kind == ACLSIM_TASK_SIGNAL)
-        snprintf(name, sizeof name, "%s %s", e->text,
-                 strcmp(e->text, "event") == 0          ? "reset"
-                 : strcmp(e->text, "memory value") == 0 ? "write"
-                                                        : "record");
-    else
-        snprintf(name, sizeof name, "%s", e->text);
-    fprintf(f, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u", phs[e->ph], e->pid, e->tid);
-    ts_field(f, "ts", e->ts);
-    fputs(",\"name\":", f);
-    put_string(f, e->ph == PH_FLOW_OUT || e->ph == PH_FLOW_IN ? cat : name);
-    fputs(",\"cat\":", f);
-    put_string(f, cat);   /* (an mstx domain's name is the user's) */
-    if (e->ph == PH_SLICE)
-        ts_field(f, "dur", e->dur);
-    if (e->ph == PH_INSTANT)
-        fputs(",\"s\":\"t\"", f);
-    if (e->ph == PH_FLOW_OUT || e->ph == PH_FLOW_IN) {
-        fprintf(f, ",\"id\":%" PRIu64, e->value);
-        if (e->ph == PH_FLOW_IN)
-            fputs(",\"bp\":\"e\"", f);
-        fputs("}", f);
-        return;
-    }
-    fputs(",\"args\":{", f);
-    if (e->cat == CAT_TASK) {
-        fprintf(f, "\"kind\":\"%s\",\"stream\":%u,\"task\":%" PRIu64 ",\"device\":%u",
-                e->kind < sizeof kind_names / sizeof *kind_names ? kind_names[e->kind] : "?",
-                e->stream, e->aux, e->pid - 1);
-        if (e->ph == PH_INSTANT)
-            fputs(",\"discarded\":true", f);
-        if (e->kind == ACLSIM_TASK_KERNEL)
-            fprintf(f, ",\"blocks\":%" PRIu64, e->value);
-        else
-            fprintf(f, ",\"bytes\":%" PRIu64, e->value);
-        if (e->kind == ACLSIM_TASK_COPY) {
-            fprintf(f, ",\"direction\":\"%s\"", e->dir);
-            if (e->text[0]) {
-                fputs(",\"variable\":", f);
-                put_string(f, e->text);
-            }
-        }
-    } else if (e->cat == CAT_COPY) {
-        fprintf(f, "\"bytes\":%" PRIu64 ",\"direction\":\"%s\"", e->value, e->dir);
-        if (e->aux)
-            fprintf(f, ",\"device\":%" PRIu64, e->aux - 1);
-        if (e->kind) {
-            fputs(",\"variable\":", f);
-            put_string(f, e->text);
-        }
-    } else if (e->cat == CAT_BLOCK) {
-        fprintf(f, "\"kernel\":");
-        put_string(f, e->text);
-        fprintf(f, ",\"block\":%" PRIu64 ",\"blocks\":%" PRIu64, e->aux, e->value);
-    } else if (e->cat == CAT_NOTE) {
-        fprintf(f, "\"dropped\":%" PRIu64, e->value);
-    }
-    fputs("}}", f);
-}
-
-static void write_meta(FILE *f, uint32_t pid, uint32_t tid, const char *what, const char *name,
-                       bool *first)
-{
-    fputs(*first ? "\n" : ",\n", f);
-    *first = false;
-    fprintf(f, "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":", pid,
-            tid, what);
-    put_string(f, name);
-    fputs("}}", f);
-}
-
-static int cmp_seen(const void *a, const void *b)
-{
-    const struct seen *x = a, *y = b;
-    return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1)
-                            : x->tid != y->tid ? (x->tid < y->tid ? -1 : 1) : 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The ids of every flow start recorded, sorted (an arrow's end is written
- * only with its start: a record made before tracing began, or dropped, has
- * none). *n gets their number; NULL when there are none or no memory. */
-static uint64_t *flow_starts(size_t *n)
-{
-    size_t cap = 0, k = 0;
-    uint64_t *ids = NULL;
-    pthread_mutex_lock(&list_lock);
-    for (struct ring *r = rings; r; r = r->next) {
-        pthread_mutex_lock(&r->lock);
-        for (uint32_t i = 0; i < r->count; i++) {
-            const struct ev *e = &r->ev[(r->head + i) % r->cap];
-            if (e->ph != PH_FLOW_OUT)
-                continue;
-            if (k == cap) {
-                size_t c = cap ? 2 * cap : 256;
-                uint64_t *bigger = realloc(ids, c * sizeof *ids);
-                if (!bigger)
-                    break;
-                ids = bigger;
-                cap = c;
-            }
-            ids[k++] = e->value;
-        }
-        pthread_mutex_unlock(&r->lock);
-    }
-    pthread_mutex_unlock(&list_lock);
-    if (ids)
-        qsort(ids, k, sizeof *ids, cmp_u64);
-    *n = k;
-    return ids;
-}
-
-bool aclsim__trace_write(const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return false;
-    uint64_t upto = atomic_load(&recorded);
-    size_t nstarts;
-    uint64_t *starts = flow_starts(&nstarts);
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
-    bool first = true;
-    struct seen_set set = {NULL, 0, 0};
-    uint64_t dropped = 0, total = 0;
-    pthread_mutex_lock(&list_lock);
-    for (struct ring *r = rings; r; r = r->next) {
-        pthread_mutex_lock(&r->lock);
-        for (uint32_t i = 0; i < r->count; i++) {
-            const struct ev *e = &r->ev[(r->head + i) % r->cap];
-            if (i == 0 && r->dropped) {
-                /* Where this thread's record begins: what came before was dropped. */
-                struct ev note = {.ts = e->ts, .pid = e->pid, .tid = e->tid, .ph = PH_INSTANT,
-                                  .cat = CAT_NOTE, .trk = e->trk, .value = r->dropped,
-                                  .stream = e->stream, .aux2 = e->aux2};
-                snprintf(note.text, sizeof note.text, "%" PRIu64 " earlier events dropped",
-                         r->dropped);
-                write_event(f, &note, &first);
-            }
-            if (e->ph == PH_FLOW_IN &&
-                !(starts && bsearch(&e->value, starts, nstarts, sizeof *starts, cmp_u64)))
-                continue;
-            note_track(&set, e);
-            write_event(f, e, &first);
-        }
-        if (r->has_pending) {
-            note_track(&set, &r->pending);
-            write_event(f, &r->pending, &first);
-        }
-        dropped += r->dropped;
-        total += r->count;
-        pthread_mutex_unlock(&r->lock);
-    }
-    pthread_mutex_unlock(&list_lock);
-    free(starts);
-    dropped += atomic_load(&lost);
-    /* Names: one process per device, a track per stream and per thread. */
-    if (set.n)
-        qsort(set.v, set.n, sizeof *set.v, cmp_seen);
-    uint32_t last_pid = UINT32_MAX;
-    for (size_t i = 0; i < set.n; i++) {
-        const struct seen *t = &set.v[i];
-        char name[96];
-        if (t->pid != last_pid) {
-            if (t->pid)
-                snprintf(name, sizeof name, "device %u", t->pid - 1);
-            else
-                snprintf(name, sizeof name, "host");
-            write_meta(f, t->pid, 0, "process_name", name, &first);
-            last_pid = t->pid;
-        }
-        if (t->trk == TRK_STREAM || t->trk == TRK_STREAM_DEFAULT)
-            snprintf(name, sizeof name, "stream %u%s%s", t->stream,
-                     t->trk == TRK_STREAM_DEFAULT ? " (default)" : "",
-                     t->epoch > 1 ? "" : "");
-        else if (t->trk == TRK_WORKER)
-            snprintf(name, sizeof name, "worker %u", t->tid);
-        else if (t->worker_of)
-            snprintf(name, sizeof name, "thread %u (device %u worker)", t->tid, t->worker_of - 1);
-        else
-            snprintf(name, sizeof name, "thread %u", t->tid);
-        write_meta(f, t->pid, t->tid, "thread_name", name, &first);
-    }
-    free(set.v);
-    fprintf(f, "\n],\"otherData\":{\"producer\":\"aclsim\",\"clock\":\"CLOCK_MONOTONIC\","
-               "\"events\":%" PRIu64 ",\"dropped_events\":%" PRIu64
-               ",\"ring_events_per_thread\":%u}}\n",
-            total, dropped, atomic_load(&ring_events));
-    bool ok = !ferror(f);
-    if (fclose(f) != 0)
-        ok = false;
-    if (ok)
-        atomic_store(&written, upto);
-    return ok;
-}
-
-static void write_configured(void)
-{
-    pthread_mutex_lock(&config_lock);
-    char path[sizeof trace_path];
-    memcpy(path, trace_path, sizeof path);
-    pthread_mutex_unlock(&config_lock);
-    if (path[0] && !aclsim__trace_write(path))
-        aclsim__log(ACLSIM_LOG_ERROR, "ACLSIM_TRACE: cannot write %s: %s", path, strerror(errno));
-}
-
-void aclsim__trace_finalize(void)
-{
-    write_configured();
-}
-
-static void at_exit(void)
-{
-    if (atomic_load(&recorded) != atomic_load(&written))
-        write_configured();
-    summary_print();
-}
-
 /* fork() child (THE FORK RULE): the parent's other threads are gone, maybe
- * holding a lock; every lock is made new. Their rings stay owned (no thread
+ * holding a lock; every lock is made new. Their aclsim__trace_rings stay owned (no thread
  * will use them again) and their events are kept: the child's file includes
  * what the parent recorded before the fork. */
 void aclsim__trace_forget_after_fork(void)
 {
-    pthread_mutex_init(&list_lock, NULL);
+    pthread_mutex_init(&aclsim__trace_list_lock, NULL);
     pthread_mutex_init(&config_lock, NULL);
-    pthread_mutex_init(&stat_lock, NULL);
+    aclsim__trace_summary_forget_after_fork();
     pthread_mutex_init(&notify_lock, NULL);
-    for (struct ring *r = rings; r; r = r->next)
+    for (struct ring *r = aclsim__trace_rings; r; r = r->next)
         pthread_mutex_init(&r->lock, NULL);
     aclsim__prof_forget_after_fork();
 }
