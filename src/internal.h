@@ -23,8 +23,9 @@
  *                         IPC events (the map of files: event.h)
  *   callback (callback.c) host functions queued on streams
  *   memory  (memory.c)    aclrtMalloc/Free/MallocHost, copies, memset, mem info
- *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c), host
- *                         registration (hostreg.c), managed memory (managed.c)
+ *   ranges  (ranges.c)    memory beyond the heaps: virtual memory (vmm.c,
+ *                         vmm-phys.c, vmm.h), host registration (hostreg.c),
+ *                         managed memory (managed.c)
  *   symbol  (symbol.c)    device-variable registry and the six symbol functions
  *   kernel  (kernel.c, kernel-block.c, kernel-query.c, kernel.h)  kernel
  *                         registry and launches; running a launch's blocks;
@@ -458,7 +459,7 @@ aclError aclsim__soc_check(const char *api, unsigned families);
 enum aclsim__handle_kind { ACLSIM_H_CONTEXT = 1, ACLSIM_H_STREAM, ACLSIM_H_EVENT,
                            ACLSIM_H_FUNC, ACLSIM_H_BINARY, ACLSIM_H_DATA_BUFFER,
                            ACLSIM_H_NOTIFY /* notifies and counting notifies */,
-                           ACLSIM_H_PHYSICAL /* vmm.c */,
+                           ACLSIM_H_PHYSICAL /* vmm-phys.c */,
                            ACLSIM_H_ARGS /* kargs.c: system-managed argument lists */,
                            ACLSIM_H_BINARY_DESC /* binary.c: aclrtCreateBinary's descriptions */,
                            ACLSIM_H_MEMPOOL /* mempool.c */,
@@ -514,7 +515,7 @@ bool aclsim__handle_free(const void *handle);
 
 /* ---- heap.c: reserved address ranges ----------------------------------- */
 
-/* PHYSICAL and MANAGED are never heap allocations: vmm.c and managed.c charge
+/* PHYSICAL and MANAGED are never heap allocations: vmm-phys.c and managed.c charge
  * their bytes to a device's heap (aclsim__heap_charge). */
 enum aclsim__alloc_kind { ACLSIM_ALLOC_MALLOC, ACLSIM_ALLOC_HOST, ACLSIM_ALLOC_SYMBOL,
                           ACLSIM_ALLOC_PHYSICAL, ACLSIM_ALLOC_MANAGED,
@@ -1425,7 +1426,7 @@ void aclsim__memory_finalize(void);
 /* aclInit: page-locked memory may be allocated again. */
 void aclsim__memory_open(void);
 
-/* ---- ranges.c, vmm.c, hostreg.c, managed.c: memory beyond the heaps --------
+/* ---- ranges.c, vmm*.c, hostreg.c, managed.c: memory beyond the heaps -----
  * Reserved virtual ranges (with physical memory mapped into them), managed
  * allocations and registered host memory live in a small registry of address
  * ranges (src/runtime/ranges.h); classify consults it only while it is not
@@ -1525,10 +1526,10 @@ void aclsim__ipc_forget_after_fork(void);
 aclError aclsim__vmm_import(const char *api, int fd, uint64_t offset, size_t size,
                            struct aclsim__device *dev, void **base);
 void aclsim__vmm_unimport(void *base);
-/* vmm.c: the memfd, size and device of a physical handle (for export). */
+/* vmm-phys.c: the memfd, size and device of a physical handle (for export). */
 aclError aclsim__vmm_phys_share(const char *api, void *handle, int *fd, size_t *size,
                                 int32_t *device);
-/* vmm.c: a new physical handle of dev for an imported memfd of size bytes
+/* vmm-phys.c: a new physical handle of dev for an imported memfd of size bytes
  * (takes fd; not charged to dev: the exporter's device holds the memory). */
 aclError aclsim__vmm_phys_adopt(const char *api, int fd, size_t size, struct aclsim__device *dev,
                                 void **handle);

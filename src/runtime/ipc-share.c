@@ -1,6 +1,6 @@
 /*
  * Shareable handles of physical memory (aclrtMem*ShareableHandle*,
- * docs/ipc.md): a physical allocation (vmm.c) exported as a 64-bit handle,
+ * docs/ipc.md): a physical allocation (vmm-phys.c) exported as a 64-bit handle,
  * whitelisted processes, and imported as a physical handle of another
  * process. The registry behind the handles is ipc.c; what the IPC files
  * share is in ipc.h.

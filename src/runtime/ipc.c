@@ -14,7 +14,7 @@
  * user may open), maps it, and checks the nonce: a closed or reused slot, an
  * exited owner or a recycled pid never match. Exported memory is opened the
  * same way: device heaps are memfds (heap.c) and so are physical
- * allocations (vmm.c); the slot holds the owner's descriptor number and the
+ * allocations (vmm-phys.c); the slot holds the owner's descriptor number and the
  * file's inode, which the importer verifies after opening
  * /proc/<pid>/fd/<n>.
  *
@@ -331,7 +331,7 @@ void aclsim__ipc_device_closed(struct aclsim__device *dev)
         close_exports(NULL, dev->id);
 }
 
-/* A physical allocation freed (vmm.c): its exports close. */
+/* A physical allocation freed (vmm-phys.c): its exports close. */
 void aclsim__ipc_physical_freed(const void *handle)
 {
     pthread_mutex_lock(&aclsim__ipc_own_lock);

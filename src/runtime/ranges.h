@@ -1,8 +1,8 @@
 /*
- * Private to ranges.c, vmm.c, hostreg.c and managed.c: the registry of
- * address ranges that are not in a heap (reserved virtual ranges, managed
- * allocations, registered host memory) and the hooks the three owners give
- * the registry. See docs/memory.md.
+ * Private to ranges.c, vmm.c and vmm-phys.c (vmm.h), hostreg.c and
+ * managed.c: the registry of address ranges that are not in a heap
+ * (reserved virtual ranges, managed allocations, registered host memory) and
+ * the hooks the three owners give the registry. See docs/memory.md.
  *
  * One rwlock (aclsim__ranges_lock) guards the registry and every owner's
  * state: classify and range checks read, the API calls that change state

@@ -2,6 +2,11 @@
  * Virtual memory management: reserved address ranges, physical allocations
  * and the mappings between them (CANN's 11-04 chapter). See docs/memory.md.
  *
+ * This file: reservations, mappings and their access flags, the lookups and
+ * the hooks for ranges.c, the checker's deferred unmaps, memory imported from
+ * another process (aclrtIpcMemImportByKey) and aclFinalize; vmm-phys.c:
+ * physical memory and its sharing between processes; vmm.h: what they share.
+ *
  * A physical allocation is a memfd (real shared memory); mapping it maps the
  * memfd MAP_SHARED at the reserved address, so two mappings of one physical
  * allocation alias. A reservation is PROT_NONE address space; unmapping puts
@@ -21,7 +26,7 @@
  * of a reservation whose only mappings are such, and aclrtFreePhysical then
  * is reported too (the memory goes with the deferred unmap).
  */
-#include "ranges.h"
+#include "vmm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,44 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct phys {
-    struct phys *next;                 /* every live physical allocation */
-    void *handle;                      /* NULL while it has no user reference */
-    int fd;
-    size_t size, span;                 /* as requested; as backed and charged */
-    size_t page;                       /* allocation granularity */
-    aclrtPhysicalMemProp prop;
-    struct aclsim__device *device;     /* location DEVICE; NULL for host memory */
-    uint64_t gen;                      /* heap generation of the charge */
-    uint32_t user_refs, maps;
-    uint64_t offset;                   /* where mappings start in fd (IPC imports) */
-    bool imported;                     /* another process's memory (ipc.c): not charged */
-};
-
-#define LOCATIONS (ACLSIM_MAX_DEVICES + 1)   /* [0] host, [d + 1] device d */
-
-struct mapping {
-    uintptr_t addr;
-    size_t size;
-    struct phys *phys;
-    uint8_t access[LOCATIONS];         /* aclrtMemAccessFlags per location */
-    bool unmapping;                    /* unmapped, deferred by the checker (check.c) */
-};
-
-struct reservation {
-    struct reservation *next;
-    uintptr_t base;
-    size_t size;
-    struct mapping *maps;              /* sorted by address, non-overlapping */
-    size_t nmaps, cap;
-    bool imported;                     /* aclrtIpcMemImportByKey's: closed by ipc.c only */
-    bool releasing;                    /* released, deferred with its last unmap (checker) */
-};
-
-static struct phys *physicals;
 static struct reservation *reservations;
-
-static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* ---- lookups (lock held) ---------------------------------------------------------- */
 
@@ -203,277 +171,6 @@ bool aclsim__vmm_range(void *reservation, const void *p, uintptr_t *base, size_t
     return true;
 }
 
-/* ---- physical memory ---------------------------------------------------------------- */
-
-static void destroy_phys(struct phys *ph)
-{
-    for (struct phys **pp = &physicals; *pp; pp = &(*pp)->next)
-        if (*pp == ph) {
-            *pp = ph->next;
-            break;
-        }
-    if (ph->handle)
-        aclsim__handle_free(ph->handle);
-    close(ph->fd);
-    if (ph->device && !ph->imported)
-        aclsim__heap_uncharge(&ph->device->heap, ACLSIM_ALLOC_PHYSICAL, ph->span, ph->gen);
-    free(ph);
-}
-
-static bool is_ddr(int attr)
-{
-    return attr == ACL_DDR_MEM_HUGE || attr == ACL_DDR_MEM_NORMAL || attr == ACL_DDR_MEM_P2P_HUGE ||
-           attr == ACL_DDR_MEM_P2P_NORMAL;
-}
-
-/* The checks aclrtMallocPhysical and aclrtMemGetAllocationGranularity share,
- * in CANN's order; *page gets the granularity. */
-static aclError check_prop(const char *api, const aclrtPhysicalMemProp *prop, size_t *page)
-{
-    int type = (int)prop->location.type, attr = (int)prop->memAttr;
-    bool device = type == ACL_MEM_LOCATION_TYPE_DEVICE;
-    if (type == ACL_MEM_LOCATION_TYPE_UNREGISTERED || type == ACL_MEM_LOCATION_TYPE_MANAGED)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "prop->location.type %d: physical memory cannot be %s", type,
-                            type == ACL_MEM_LOCATION_TYPE_MANAGED ? "managed" : "unregistered");
-    if (device && is_ddr(attr))
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "prop->memAttr %d is DDR (host) memory: it needs location type "
-                            "ACL_MEM_LOCATION_TYPE_HOST(0) or ACL_MEM_LOCATION_TYPE_HOST_NUMA(4)", attr);
-    bool huge1g = attr == ACL_MEM_HUGE1G || attr == ACL_MEM_P2P_HUGE1G || attr == ACL_HBM_MEM_HUGE1G;
-    switch (attr) {
-    case ACL_MEM_NORMAL: case ACL_MEM_HUGE: case ACL_MEM_HUGE1G: case ACL_MEM_P2P_NORMAL:
-    case ACL_MEM_P2P_HUGE: case ACL_MEM_P2P_HUGE1G: case ACL_HBM_MEM_HUGE: case ACL_HBM_MEM_HUGE1G:
-    case ACL_HBM_MEM_NORMAL: case ACL_DDR_MEM_HUGE: case ACL_DDR_MEM_NORMAL:
-    case ACL_DDR_MEM_P2P_HUGE: case ACL_DDR_MEM_P2P_NORMAL:
-        break;
-    default:
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "prop->memAttr %d is not supported for physical memory", attr);
-    }
-    if (type != ACL_MEM_LOCATION_TYPE_HOST && type != ACL_MEM_LOCATION_TYPE_DEVICE &&
-        type != ACL_MEM_LOCATION_TYPE_HOST_NUMA)
-        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                            "prop->location.type %d is not an aclrtMemLocationType value", type);
-    if (!device && (huge1g || attr == ACL_HBM_MEM_HUGE || attr == ACL_HBM_MEM_NORMAL))
-        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                            "prop->memAttr %d is device (HBM or 1G huge page) memory, but the "
-                            "location is the host", attr);
-    unsigned fam = attr == ACL_MEM_HUGE1G      ? ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(A3)
-                   : attr == ACL_MEM_P2P_HUGE1G ? ACLSIM_FAMILIES(A3)
-                   : attr == ACL_HBM_MEM_HUGE1G
-                       ? ACLSIM_FAMILIES(A2) | ACLSIM_FAMILIES(A3) | ACLSIM_FAMILIES(A5)
-                       : ACLSIM_ALL_BUT_IPV;
-    aclError err = aclsim__soc_check(api, fam);
-    if (err)
-        return err;
-    if (device) {
-        err = aclsim__device_check_id((int32_t)prop->location.id, api);
-        if (err)
-            return err;
-    }
-    *page = huge1g ? ACLSIM_1G : ACLSIM_2M;
-    return ACL_SUCCESS;
-}
-
-aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
-                                          aclrtMemGranularityOptions option, size_t *granularity)
-{
-    static const char api[] = "aclrtMemGetAllocationGranularity";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!prop || !granularity)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL",
-                            !prop ? "prop" : "granularity");
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    size_t page = 0;
-    if (!err)
-        err = check_prop(api, prop, &page);
-    if (err)
-        return err;
-    if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
-        option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
-        return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
-                            "option %d is not ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM or _RECOMMENDED",
-                            (int)option);
-    *granularity = page;
-    return ACL_SUCCESS;
-}
-
-/* CANN's argument checks of aclrtMallocPhysical and the map calls: 100001,
- * then 100000 for a NULL pointer (a, b), size 0 or flags not 0. */
-static aclError check_args(const char *api, const void *a, const char *an, const void *b,
-                           const char *bn, size_t size, uint64_t flags)
-{
-    ACLSIM_REQUIRE_INIT(api);
-    if (!a || !b)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !a ? an : bn);
-    if (size == 0)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "size is 0");
-    if (flags != 0)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "flags is %llu (reserved, must be 0)",
-                            (unsigned long long)flags);
-    return ACL_SUCCESS;
-}
-
-aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
-                             uint64_t flags)
-{
-    static const char api[] = "aclrtMallocPhysical";
-    aclError first = check_args(api, handle, "handle", prop, "prop", size, flags);
-    if (first)
-        return first;
-    if (prop->handleType != ACL_MEM_HANDLE_TYPE_NONE)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "prop->handleType is %d (must be ACL_MEM_HANDLE_TYPE_NONE)",
-                            (int)prop->handleType);
-    if (prop->allocationType != ACL_MEM_ALLOCATION_TYPE_PINNED)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
-                            "prop->allocationType is %d (must be ACL_MEM_ALLOCATION_TYPE_PINNED)",
-                            (int)prop->allocationType);
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    size_t page = 0;
-    if (!err)
-        err = check_prop(api, prop, &page);
-    if (err)
-        return err;
-    struct aclsim__device *dev = NULL;
-    if (prop->location.type == ACL_MEM_LOCATION_TYPE_DEVICE) {
-        dev = &aclsim__devices[prop->location.id];
-        if (!atomic_load_explicit(&dev->open, memory_order_acquire))
-            return aclsim__fail(ACL_ERROR_RT_CONTEXT_NULL, api,
-                                "device %u is not open: call aclrtSetDevice(%u) first",
-                                prop->location.id, prop->location.id);
-    }
-    size_t span = round_up(size, page);
-    if (span < size)
-        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "size %zu is too large", size);
-    struct phys *ph = aclsim__calloc(1, sizeof *ph);
-    if (!ph)
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
-    *ph = (struct phys){.fd = -1, .size = size, .span = span, .page = page, .prop = *prop,
-                        .device = dev, .user_refs = 1};
-    if (dev && !aclsim__heap_charge(&dev->heap, ACLSIM_ALLOC_PHYSICAL, span, &ph->gen)) {
-        free(ph);
-        pthread_rwlock_rdlock(&dev->heap.lock);
-        size_t total = dev->heap.capacity, free_bytes = total - dev->heap.used;
-        pthread_rwlock_unlock(&dev->heap.lock);
-        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                            "device %d cannot back %zu bytes of physical memory (%zu bytes of %zu "
-                            "free)", dev->id, span, free_bytes, total);
-    }
-    ph->fd = memfd_create("aclsim-physical", MFD_CLOEXEC);
-    if (ph->fd < 0 || ftruncate(ph->fd, (off_t)span) != 0) {
-        int e = errno;
-        if (ph->fd >= 0)
-            close(ph->fd);
-        if (dev)
-            aclsim__heap_uncharge(&dev->heap, ACLSIM_ALLOC_PHYSICAL, span, ph->gen);
-        free(ph);
-        return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
-                            "cannot create %zu bytes of shared memory: %s", span, strerror(e));
-    }
-    ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph);
-    if (!ph->handle) {
-        ph->user_refs = 0;
-        destroy_phys(ph);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
-    }
-    pthread_rwlock_wrlock(&aclsim__ranges_lock);
-    ph->next = physicals;
-    physicals = ph;
-    pthread_rwlock_unlock(&aclsim__ranges_lock);
-    *handle = ph->handle;
-    return ACL_SUCCESS;
-}
-
-/* The live physical allocation of handle (lock held), or NULL with 107017. */
-static struct phys *phys_of(const char *api, aclrtDrvMemHandle handle)
-{
-    struct phys *ph = aclsim__handle_get(handle, ACLSIM_H_PHYSICAL);
-    if (!ph)
-        aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
-                     "handle %p is not a live physical memory handle (aclrtMallocPhysical; freed "
-                     "with aclrtFreePhysical?)", handle);
-    return ph;
-}
-
-/* The checker's description of mapping m, for its reports. */
-static void describe_mapping(const struct mapping *m, char *buf, size_t len)
-{
-    char who[32];
-    if (m->phys->device)
-        snprintf(who, sizeof who, "device %d", m->phys->device->id);
-    else
-        snprintf(who, sizeof who, "host");
-    char handle[48];
-    if (m->phys->handle)
-        snprintf(handle, sizeof handle, "handle %p", m->phys->handle);
-    else
-        snprintf(handle, sizeof handle, "its handle freed");
-    snprintf(buf, len, "the %zu-byte mapping at %p (%s physical memory, %s)", m->size,
-             (void *)m->addr, who, handle);
-}
-
-/* aclrtFreePhysical of ph, still mapped: memory in use if one of its
- * mappings is a deferred unmap (the NPU would free it now; here it goes with
- * that unmap). Lock held for writing. */
-static aclError free_unmapping(const char *api, struct phys *ph)
-{
-    for (struct reservation *r = reservations; r; r = r->next)
-        for (size_t i = 0; i < r->nmaps; i++) {
-            struct mapping *m = &r->maps[i];
-            char what[200];
-            aclError err;
-            if (m->phys != ph || !m->unmapping)
-                continue;
-            describe_mapping(m, what, sizeof what);
-            if (aclsim__check_unmap(api, "free", "frees the physical memory of", m->addr, what,
-                                    &err))
-                return err;
-        }
-    return ACL_SUCCESS;
-}
-
-aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
-{
-    static const char api[] = "aclrtFreePhysical";
-    aclError err = aclsim__ranges_enter(api, "handle", handle, ACLSIM_ALL_BUT_IPV);
-    if (err)
-        return err;
-    pthread_rwlock_wrlock(&aclsim__ranges_lock);
-    struct phys *ph = phys_of(api, handle);
-    if (!ph) {
-        err = ACL_ERROR_RT_INVALID_HANDLE;
-    } else if (--ph->user_refs == 0) {
-        if (ACLSIM_UNLIKELY(aclsim__checking()) && ph->maps)   /* checker hook */
-            err = free_unmapping(api, ph);
-        aclsim__ipc_physical_freed(ph->handle);   /* its shareable handles close */
-        aclsim__handle_free(ph->handle);
-        ph->handle = NULL;
-        if (ph->maps == 0)
-            destroy_phys(ph);   /* else it lives until its last unmap */
-    }
-    pthread_rwlock_unlock(&aclsim__ranges_lock);
-    return err;
-}
-
-aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle, aclrtPhysicalMemProp *prop)
-{
-    static const char api[] = "aclrtMemGetAllocationPropertiesFromHandle";
-    ACLSIM_REQUIRE_INIT(api);
-    if (!handle || !prop)
-        return aclsim__fail(ACL_ERROR_INVALID_PARAM, api, "%s is NULL", !handle ? "handle" : "prop");
-    aclError err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
-    if (err)
-        return err;
-    pthread_rwlock_rdlock(&aclsim__ranges_lock);
-    struct phys *ph = phys_of(api, handle);
-    if (ph)
-        *prop = ph->prop;
-    pthread_rwlock_unlock(&aclsim__ranges_lock);
-    return ph ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_HANDLE;
-}
-
 /* ---- reservations ----------------------------------------------------------------- */
 
 static aclError refuse_imported(const char *api, const void *p)
@@ -509,7 +206,7 @@ static aclError reserve(const char *api, void **virPtr, size_t size, size_t alig
     if (expectPtr && (uintptr_t)expectPtr % align)
         return aclsim__fail(ACL_ERROR_RT_PARAM_INVALID, api,
                             "expectPtr %p is not aligned to %zu bytes", expectPtr, align);
-    size_t span = round_up(size, ACLSIM_2M);
+    size_t span = aclsim__vmm_round_up(size, ACLSIM_2M);
     struct reservation *r = aclsim__calloc(1, sizeof *r);
     if (!r)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
@@ -658,14 +355,14 @@ static aclError add_mapping(const char *api, struct reservation *r, uintptr_t at
 static aclError map_mem(const char *api, void *virPtr, size_t size, size_t offset,
                         aclrtDrvMemHandle handle, uint64_t flags, bool access)
 {
-    aclError err = check_args(api, virPtr, "virPtr", handle, "handle", size, flags);
+    aclError err = aclsim__vmm_check_args(api, virPtr, "virPtr", handle, "handle", size, flags);
     if (err)
         return err;
     err = aclsim__soc_check(api, ACLSIM_ALL_BUT_IPV);
     if (err)
         return err;
     pthread_rwlock_wrlock(&aclsim__ranges_lock);
-    struct phys *ph = phys_of(api, handle);
+    struct phys *ph = aclsim__vmm_phys_of(api, handle);
     struct reservation *r = ph ? reservation_of(virPtr) : NULL;
     uintptr_t at = (uintptr_t)virPtr;
     if (!ph) {
@@ -727,6 +424,23 @@ aclError aclrtMemMapNoAccess(void *virPtr, size_t size, size_t offset, aclrtDrvM
     return map_mem("aclrtMemMapNoAccess", virPtr, size, offset, handle, flags, false);
 }
 
+/* The checker's description of mapping m, for its reports. */
+static void describe_mapping(const struct mapping *m, char *buf, size_t len)
+{
+    char who[32];
+    if (m->phys->device)
+        snprintf(who, sizeof who, "device %d", m->phys->device->id);
+    else
+        snprintf(who, sizeof who, "host");
+    char handle[48];
+    if (m->phys->handle)
+        snprintf(handle, sizeof handle, "handle %p", m->phys->handle);
+    else
+        snprintf(handle, sizeof handle, "its handle freed");
+    snprintf(buf, len, "the %zu-byte mapping at %p (%s physical memory, %s)", m->size,
+             (void *)m->addr, who, handle);
+}
+
 /* Unmaps m (back to reserved, inaccessible address space) and unlists it;
  * the physical memory goes with its last mapping once its handle is freed.
  * Lock held for writing. */
@@ -739,7 +453,7 @@ static void remove_mapping(struct reservation *r, struct mapping *m)
     memmove(m, m + 1, (r->nmaps - pos - 1) * sizeof *m);
     r->nmaps--;
     if (--ph->maps == 0 && ph->user_refs == 0)
-        destroy_phys(ph);
+        aclsim__vmm_destroy_phys(ph);
 }
 
 /* aclrtUnmapMem of m, which queued work may still use: true if it does (m
@@ -801,6 +515,26 @@ void aclsim__vmm_unmap_deferred(uintptr_t base)
     pthread_rwlock_unlock(&aclsim__ranges_lock);
 }
 
+/* aclrtFreePhysical of ph, still mapped: memory in use if one of its
+ * mappings is a deferred unmap (the NPU would free it now; here it goes with
+ * that unmap). Lock held for writing. */
+aclError aclsim__vmm_free_unmapping(const char *api, struct phys *ph)
+{
+    for (struct reservation *r = reservations; r; r = r->next)
+        for (size_t i = 0; i < r->nmaps; i++) {
+            struct mapping *m = &r->maps[i];
+            char what[200];
+            aclError err;
+            if (m->phys != ph || !m->unmapping)
+                continue;
+            describe_mapping(m, what, sizeof what);
+            if (aclsim__check_unmap(api, "free", "frees the physical memory of", m->addr, what,
+                                    &err))
+                return err;
+        }
+    return ACL_SUCCESS;
+}
+
 /* aclrtMemMapSelectedLink: virPtrDst's reservation gets the physical memory
  * mapped in virPtrSrc's, at the same offsets and with the same access flags
  * (the link, SIO or HCCS, changes the path, not the bytes: one address space
@@ -830,7 +564,8 @@ aclError aclrtMemMapSelectedLink(void *virPtrDst, size_t size, void *virPtrSrc, 
         bad = "virPtrSrc is not the start of a reserved range (aclrtReserveMemAddress)";
     else if (dst == src)
         bad = "virPtrDst and virPtrSrc are the same reserved range";
-    else if (round_up(size, ACLSIM_2M) != dst->size || round_up(size, ACLSIM_2M) != src->size)
+    else if (aclsim__vmm_round_up(size, ACLSIM_2M) != dst->size ||
+             aclsim__vmm_round_up(size, ACLSIM_2M) != src->size)
         bad = "size must equal the sizes of both reserved ranges";
     else if (src->nmaps == 0)
         bad = "virPtrSrc has no physical memory mapped (aclrtMapMem first)";
@@ -966,68 +701,17 @@ void aclsim__vmm_finalize(void)
         free(r->maps);
         free(r);
     }
-    while (physicals)
-        destroy_phys(physicals);
+    while (aclsim__vmm_physicals)
+        aclsim__vmm_destroy_phys(aclsim__vmm_physicals);
 }
 
-/* ---- sharing between processes (ipc.c) ------------------------------------------------ */
-
-aclError aclsim__vmm_phys_share(const char *api, void *handle, int *fd, size_t *size,
-                                int32_t *device)
-{
-    pthread_rwlock_rdlock(&aclsim__ranges_lock);
-    struct phys *ph = phys_of(api, handle);
-    if (ph) {
-        *fd = ph->fd;
-        *size = ph->size;
-        *device = ph->device ? ph->device->id : -1;
-    }
-    pthread_rwlock_unlock(&aclsim__ranges_lock);
-    return ph ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_HANDLE;
-}
-
-/* A physical allocation of dev's memory backed by fd from offset. */
-static struct phys *adopt(int fd, uint64_t offset, size_t size, size_t page,
-                          struct aclsim__device *dev)
-{
-    struct phys *ph = aclsim__calloc(1, sizeof *ph);
-    if (!ph)
-        return NULL;
-    *ph = (struct phys){.fd = fd, .size = size, .span = size, .page = page, .device = dev,
-                        .offset = offset, .imported = true};
-    ph->prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
-    ph->prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-    ph->prop.memAttr = ACL_HBM_MEM_HUGE;
-    ph->prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-    ph->prop.location.id = (uint32_t)dev->id;
-    return ph;
-}
-
-aclError aclsim__vmm_phys_adopt(const char *api, int fd, size_t size, struct aclsim__device *dev,
-                                void **handle)
-{
-    struct phys *ph = adopt(fd, 0, size, ACLSIM_2M, dev);
-    if (!ph)
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
-    ph->user_refs = 1;
-    ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph);
-    if (!ph->handle) {
-        free(ph);
-        return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
-    }
-    pthread_rwlock_wrlock(&aclsim__ranges_lock);
-    ph->next = physicals;
-    physicals = ph;
-    pthread_rwlock_unlock(&aclsim__ranges_lock);
-    *handle = ph->handle;
-    return ACL_SUCCESS;
-}
+/* ---- memory imported from another process (ipc-mem.c) --------------------------------- */
 
 aclError aclsim__vmm_import(const char *api, int fd, uint64_t offset, size_t size,
                            struct aclsim__device *dev, void **base)
 {
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    struct phys *ph = own >= 0 ? adopt(own, offset, size, 4096, dev) : NULL;
+    struct phys *ph = own >= 0 ? aclsim__vmm_adopt(own, offset, size, 4096, dev) : NULL;
     struct reservation *r = aclsim__calloc(1, sizeof *r);
     struct mapping *m = aclsim__calloc(1, sizeof *m);
     void *p = ph && r && m ? aclsim__map_aligned(size, 4096, NULL) : MAP_FAILED;
@@ -1048,8 +732,8 @@ aclError aclsim__vmm_import(const char *api, int fd, uint64_t offset, size_t siz
         if (ok) {
             r->next = reservations;
             reservations = r;
-            ph->next = physicals;
-            physicals = ph;
+            ph->next = aclsim__vmm_physicals;
+            aclsim__vmm_physicals = ph;
         }
         pthread_rwlock_unlock(&aclsim__ranges_lock);
         if (!ok)
@@ -1080,7 +764,7 @@ void aclsim__vmm_unimport(void *base)
         munmap(base, r->size);
         struct phys *ph = r->maps[0].phys;
         if (--ph->maps == 0 && ph->user_refs == 0)
-            destroy_phys(ph);
+            aclsim__vmm_destroy_phys(ph);
         free(r->maps);
         free(r);
     }
