@@ -32,8 +32,10 @@
  *                         function queries (the map of files: kernel.h)
  *   binary  (binary.c)    kernel binaries (shared objects)
  *   kargs   (kargs.c)     kernel argument lists (aclrtKernelArgs*)
- *   failure (failure.c)   failed tasks (aclsimTrap, op timeouts), failure mode,
- *                         exception callbacks, device task abort, device state
+ *   failure (failure.c, failure-device.c, failure.h)  failed tasks (aclsimTrap,
+ *                         op timeouts), failure mode, exception callbacks; the
+ *                         device side: task abort, device state callbacks and
+ *                         status, verbose errors, repair
  *   mempool (mempool.c)   stream-ordered memory pools (acl_rt_memory_soma.h)
  *   modelri (modelri*.c, modelri.h)  model runtime instances: capture (a hook
  *                         in aclsim__submit), replay, task editing, conditional
@@ -1319,7 +1321,7 @@ aclError aclsim__check_on_device(const char *api, const char *name, const void *
 float aclsim__bf16_to_float(uint16_t v);
 uint16_t aclsim__float_to_bf16(float f);
 
-/* ---- failure.c: failed tasks ---------------------------------------------- */
+/* ---- failure.c, failure-device.c: failed tasks, the device side ----------- */
 
 /* Records that task t of s failed with code (on the worker that ran it,
  * before the task counts as completed): the stream's and the device's
@@ -1346,8 +1348,8 @@ aclError aclsim__stream_report(struct aclsim__sref ref, const char *api);
 aclError aclsim__device_report(struct aclsim__context *ctx, const char *api);
 /* aclsim__submit: a context stopped by a failure refuses tasks (its code). */
 aclError aclsim__context_refuse(struct aclsim__context *ctx, const char *api);
-/* Bumped by each aclrtDeviceTaskAbort on dev: blocks of a kernel launched
- * under an older generation are skipped (kernel-block.c). */
+/* Bumped by each aclrtDeviceTaskAbort on dev (failure-device.c): blocks of a
+ * kernel launched under an older generation are skipped (kernel-block.c). */
 unsigned aclsim__abort_generation(const struct aclsim__device *dev);
 /* Op execute timeout in nanoseconds (UINT64_MAX: never). */
 uint64_t aclsim__op_execute_timeout_ns(void);
@@ -1355,10 +1357,10 @@ uint64_t aclsim__op_execute_timeout_ns(void);
  * for the event/notify waits (a stream waiting longer fails, see
  * docs/failures.md). */
 uint64_t aclsim__op_wait_timeout_ns(void);
-/* Device state callbacks (aclrtRegDeviceStateCallback), called without
- * locks by aclrtSetDevice (SET_PRE when the device is not open yet, SET_POST
- * after each success) and aclrtResetDevice(Force) (RESET_PRE/POST around a
- * reset that closes the device). */
+/* Device state callbacks (aclrtRegDeviceStateCallback, failure-device.c),
+ * called without locks by aclrtSetDevice (SET_PRE when the device is not open
+ * yet, SET_POST after each success) and aclrtResetDevice(Force) (RESET_PRE/POST
+ * around a reset that closes the device). */
 void aclsim__device_state_notify(int32_t device, int state);
 /* The calling thread submitted task id to a user stream (aclrtGetThreadLastTaskId). */
 extern _Thread_local uint32_t aclsim__tls_last_task_id;
@@ -1366,7 +1368,7 @@ extern _Thread_local uint32_t aclsim__tls_last_task_id;
 void aclsim__device_faults_clear(int32_t device);
 /* aclFinalize: forgets callbacks, timeouts and failure records. */
 void aclsim__failures_finalize(void);
-/* fork() child: re-creates failure.c's locks (THE FORK RULE). */
+/* fork() child: re-creates the locks of failure.c and failure-device.c (THE FORK RULE). */
 void aclsim__failures_forget_after_fork(void);
 
 /* ---- memory.c ---------------------------------------------------------- */
