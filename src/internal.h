@@ -708,8 +708,12 @@ aclError aclsim__device_acquire(int32_t id, const char *api);
  * holds rt.lock. */
 aclError aclsim__device_release(int32_t id, bool force, const char *api);
 aclError aclsim__device_check_id(int32_t id, const char *api);
-/* The device whose heap contains p, or NULL. */
+/* The device whose heap contains p, or NULL. (Pointers outside the span of
+ * every range a device heap ever reserved are told apart by one compare:
+ * heap.c widens aclsim__device_span before it publishes a device heap's
+ * base, and never narrows it.) */
 struct aclsim__device *aclsim__device_of(const void *p);
+extern struct aclsim__span { atomic_uintptr_t lo, hi; } aclsim__device_span;
 
 /* ---- context.c ----------------------------------------------------------- */
 

@@ -25,6 +25,10 @@ aclError aclsim__device_check_id(int32_t id, const char *api)
 
 struct aclsim__device *aclsim__device_of(const void *p)
 {
+    uintptr_t a = (uintptr_t)p;
+    if (a < atomic_load_explicit(&aclsim__device_span.lo, memory_order_relaxed) ||
+        a >= atomic_load_explicit(&aclsim__device_span.hi, memory_order_relaxed))
+        return NULL;   /* ordinary host memory, mostly: one compare, not a look at each heap */
     uint32_t n = aclsim__config()->visible_count;
     for (uint32_t i = 0; i < n; i++)
         if (aclsim__heap_contains(&aclsim__devices[i].heap, p))

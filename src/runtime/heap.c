@@ -102,6 +102,23 @@ static void *reserve_range(struct aclsim__heap *h, size_t reserve, int *fd_out, 
     return base;
 }
 
+struct aclsim__span aclsim__device_span = {UINTPTR_MAX, 0};
+
+/* Widens the span of device heap ranges to cover [lo, hi) (internal.h). */
+static void widen_device_span(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t cur = atomic_load_explicit(&aclsim__device_span.lo, memory_order_relaxed);
+    while (lo < cur && !atomic_compare_exchange_weak_explicit(&aclsim__device_span.lo, &cur, lo,
+                                                              memory_order_relaxed,
+                                                              memory_order_relaxed))
+        ;
+    cur = atomic_load_explicit(&aclsim__device_span.hi, memory_order_relaxed);
+    while (hi > cur && !atomic_compare_exchange_weak_explicit(&aclsim__device_span.hi, &cur, hi,
+                                                              memory_order_relaxed,
+                                                              memory_order_relaxed))
+        ;
+}
+
 /* The window of h's next session (THE SESSION WINDOWS) in the range from
  * base, under its lock. */
 static void next_window(struct aclsim__heap *h, char *base)
@@ -176,6 +193,8 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->fd = fd;
     __atomic_store_n(&h->window_size, window, __ATOMIC_RELAXED);
     h->window_step = step;
+    if (h->shareable)   /* a device heap: aclsim__device_of's span covers it first */
+        widen_device_span((uintptr_t)base, (uintptr_t)base + reserve);
     next_window(h, base);   /* (before base is published) */
     h->free[0] = (struct aclsim__extent){h->window, window};
     __atomic_store_n(&h->base, (char *)base, __ATOMIC_RELEASE);
