@@ -215,9 +215,15 @@ enum aclsim__thread_part { ACLSIM_THREAD_HAND, ACLSIM_THREAD_BLOCK_MEM, ACLSIM_T
                            ACLSIM_THREAD_TX_STACK, ACLSIM_THREAD_SYMBOL_SLOT,
                            ACLSIM_THREAD_TRACE_RING, ACLSIM_THREAD_PARTS };
 /* Arms part's cleanup at the calling thread's exit (once per thread and
- * part; cheap after that). false if it cannot be armed: then nothing would
+ * part; after that, one test of a thread-local, inlined: the submit path
+ * calls it for each task). false if it cannot be armed: then nothing would
  * give back what the caller was about to keep. */
-bool aclsim__thread_keep(enum aclsim__thread_part part);
+extern _Thread_local unsigned aclsim__thread_armed;   /* bits: 1 << part */
+bool aclsim__thread_arm(enum aclsim__thread_part part);
+static inline bool aclsim__thread_keep(enum aclsim__thread_part part)
+{
+    return ACLSIM_LIKELY(aclsim__thread_armed & (1u << part)) || aclsim__thread_arm(part);
+}
 /* The cleanups, one per part, called at the exit of a thread that armed it
  * (each gives back its own thread-locals). */
 void aclsim__submit_thread_exit(void);   /* submit.c: the spare task in hand */

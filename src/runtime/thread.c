@@ -2,7 +2,7 @@
  * Thread exit: what a thread keeps in its thread-locals (a spare task, kernel
  * block memory, its system argument list, its push stack, its symbol-copy
  * slot, its trace ring) is given back when the thread exits. One pthread key
- * serves them all: a part armed by aclsim__thread_keep has its cleanup called
+ * serves them all: a part armed by aclsim__thread_keep (internal.h) has its cleanup called
  * by the key's destructor, each part's own function (the table below).
  *
  * The library's destructor deletes the key. Without that, a thread that had
@@ -16,7 +16,7 @@
 static pthread_key_t key;
 static bool key_ok;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static _Thread_local unsigned armed;   /* bits: 1 << enum aclsim__thread_part */
+_Thread_local unsigned aclsim__thread_armed;   /* (internal.h) */
 
 static void (*const cleanup[ACLSIM_THREAD_PARTS])(void) = {
     [ACLSIM_THREAD_HAND] = aclsim__submit_thread_exit,
@@ -32,8 +32,8 @@ static void (*const cleanup[ACLSIM_THREAD_PARTS])(void) = {
 static void thread_exit(void *unused)
 {
     (void)unused;
-    unsigned parts = armed;
-    armed = 0;
+    unsigned parts = aclsim__thread_armed;
+    aclsim__thread_armed = 0;
     for (int i = 0; i < ACLSIM_THREAD_PARTS; i++)
         if (parts & (1u << i))
             cleanup[i]();
@@ -44,14 +44,13 @@ static void make_key(void)
     key_ok = pthread_key_create(&key, thread_exit) == 0;
 }
 
-bool aclsim__thread_keep(enum aclsim__thread_part part)
+/* aclsim__thread_keep's first call for part on this thread. */
+bool aclsim__thread_arm(enum aclsim__thread_part part)
 {
-    if (ACLSIM_LIKELY(armed & (1u << part)))
-        return true;
     pthread_once(&key_once, make_key);
     if (!__atomic_load_n(&key_ok, __ATOMIC_ACQUIRE) || pthread_setspecific(key, (void *)1) != 0)
         return false;
-    armed |= 1u << part;
+    aclsim__thread_armed |= 1u << part;
     return true;
 }
 
