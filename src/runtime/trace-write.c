@@ -127,6 +127,8 @@ static void put_string(FILE *f, const char *s)
 static const char *const kind_names[] = {
     "copy", "memset", "kernel", "host function", "event record", "wait", "overflow", "copy2d",
     "memset32", "signal", "reduce", "random", "batch", "cache operation", "callback", "mark"};
+_Static_assert(sizeof kind_names / sizeof *kind_names == ACLSIM_TASK_MARK + 1,
+               "kind_names needs a name for each enum aclsim__task_kind");
 
 /* Tracks seen while writing, for their names. */
 struct seen { uint32_t pid, tid, stream, epoch, worker_of; uint8_t trk; };
