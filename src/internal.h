@@ -578,16 +578,19 @@ struct aclsim__heap {
      * that freed addresses are not handed out again at once); kept across
      * resets. Under lock. */
     uintptr_t cursor;
-    /* Bytes of address space reserved from base (whole pages): the
-     * session windows (heap.c, THE SESSION WINDOWS), window_step apart, each
-     * window_size long: capacity, or more in checker mode, where guard zones
-     * take address space but are not counted as used (so that every figure
-     * stays as without them). This session allocates in [window, window +
-     * window_size) only; window is read without the lock (atomic). */
+    /* Bytes of address space reserved from base (whole pages): room for
+     * three session windows (heap.c, THE SESSION WINDOWS), each window_size
+     * long: capacity, or more in checker mode, where guard zones take
+     * address space but are not counted as used (so that every figure stays
+     * as without them). This session allocates in [window, window +
+     * window_size) only; window is read without the lock (atomic). hull:
+     * the addresses this session has used so far (lo > hi: none); avoid: the
+     * hull of the last session that used any, which the next window keeps
+     * clear of (kept across destroy and init). Under lock. */
     size_t reserved;
     uintptr_t window;
-    size_t window_size, window_step;
-    uint64_t session;              /* sessions so far (inits and resets) */
+    size_t window_size;
+    uintptr_t hull_lo, hull_hi, avoid_lo, avoid_hi;
     /* Checker mode with early-host-access, page-locked heap only: the same
      * memory mapped a second time (the runtime's own accesses go through it
      * while the first mapping is protected), from memfd alias_fd; NULL/-1
@@ -775,7 +778,8 @@ enum aclsim__task_kind { ACLSIM_TASK_COPY, ACLSIM_TASK_MEMSET, ACLSIM_TASK_KERNE
                          ACLSIM_TASK_BATCH,
                          ACLSIM_TASK_CMO /* a cache operation: nothing to run (cmo.c) */,
                          ACLSIM_TASK_CALLBACK,
-                         ACLSIM_TASK_MARK /* a profiling mark (prof.c): nothing to run; label */ };
+                         ACLSIM_TASK_MARK /* a profiling mark (prof.c): nothing to run; label */,
+                         ACLSIM_TASK_KINDS /* (how many there are) */ };
 
 struct aclsim__event;
 struct aclsim__ri;

@@ -1206,20 +1206,27 @@ static void test_spare_tasks_returned(void **state)
 
 /* ---- 8. pointers from an ended session ------------------------------------------------ */
 
+#define FILLER_STEP ((size_t)3 << 20)   /* round k puts its pointer k * 3 MiB into the session */
+
 struct reuse {
+    size_t filler;   /* bytes allocated before the new allocation */
     void *fresh;     /* allocated by the other thread in the new session */
     uint8_t byte;
 };
 
 /* Another thread: force-resets device 0 (ending the session the main
- * thread's allocation belongs to), opens it again and allocates the same size. */
+ * thread's allocation belongs to), opens it again and allocates as much
+ * again, then the same size as the main thread's. */
 static void *reset_and_allocate(void *arg)
 {
     struct reuse *r = arg;
+    void *filler = NULL;
     EXPECT_OK(aclrtResetDeviceForce(0));
     EXPECT_OK(aclrtSetDevice(0));
+    EXPECT_OK(aclrtMalloc(&filler, r->filler, ACL_MEM_MALLOC_HUGE_FIRST));
     EXPECT_OK(aclrtMalloc(&r->fresh, 256, ACL_MEM_MALLOC_HUGE_FIRST));
     EXPECT_OK(aclrtMemset(r->fresh, 256, r->byte, 256));
+    EXPECT_OK(aclrtFree(filler));
     return NULL;
 }
 
@@ -1246,24 +1253,28 @@ static void run_on_thread(void *(*fn)(void *), void *arg)
     assert_int_equal(pthread_join(t, NULL), 0);
 }
 
-/* Thread A allocates x; thread B resets the device, opens it again and
- * allocates; A's aclrtFree(x) must not free B's allocation (which used to
- * get x's address), for 15 sessions after x's (heap.c, THE SESSION
- * WINDOWS), and a copy through x is refused. */
+/* Thread A allocates x (k * 3 MiB into its session); thread B resets the
+ * device, opens it again and allocates the same way. B's allocation used to
+ * get x's address, and A's aclrtFree(x) freed it. Now (heap.c, THE SESSION
+ * WINDOWS) x is outside every allocation of the next session, wherever it
+ * lies in its own: the free and a copy through x are refused, and B's
+ * memory is intact. 15 rounds. */
 static void test_stale_pointer_after_reset(void **state)
 {
     (void)state;
-    void *x = NULL;
-    OK(aclrtMalloc(&x, 256, ACL_MEM_MALLOC_HUGE_FIRST));
-    for (int session = 1; session <= 15; session++) {
-        struct reuse r = {NULL, (uint8_t)(0x40 + session)};
+    for (int k = 1; k <= 15; k++) {
+        void *filler = NULL, *x = NULL;
+        OK(aclrtSetDevice(0));   /* (this thread's context died with the last reset) */
+        OK(aclrtMalloc(&filler, (size_t)k * FILLER_STEP, ACL_MEM_MALLOC_HUGE_FIRST));
+        OK(aclrtMalloc(&x, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+        OK(aclrtFree(filler));
+        struct reuse r = {(size_t)k * FILLER_STEP, NULL, (uint8_t)(0x40 + k)};
         run_on_thread(reset_and_allocate, &r);
         if (r.fresh == x)
-            fail_msg("session %d after x's: a new allocation got x's address %p", session, x);
-        /* (Right after x's session the message can tell where x is from.) */
+            fail_msg("round %d: the next session's allocation got x's address %p", k, x);
         EXPECT_ERR2(ACL_ERROR_INVALID_PARAM, "not the start of a live aclrtMalloc allocation",
-                    session == 1 ? "from before a reset of the device" : NULL, aclrtFree(x));
-        OK(aclrtSetDevice(0));   /* this thread's context died with the reset */
+                    "from before a reset of the device", aclrtFree(x));
+        OK(aclrtSetDevice(0));
         uint8_t zeros[256] = {0};
         EXPECT_ERR(ACL_ERROR_INVALID_PARAM, NULL,
                    aclrtMemcpy(x, 256, zeros, sizeof zeros, ACL_MEMCPY_HOST_TO_DEVICE));
@@ -1275,25 +1286,28 @@ static void test_stale_pointer_after_reset(void **state)
 static void test_stale_pinned_after_finalize(void **state)
 {
     (void)state;
-    void *old = NULL;
-    OK(aclrtMallocHost(&old, 4096));
-    for (int session = 1; session <= 15; session++) {
+    for (int k = 1; k <= 15; k++) {
+        void *filler = NULL, *old = NULL, *fresh = NULL;
+        OK(aclrtMallocHost(&filler, (size_t)k * FILLER_STEP));
+        OK(aclrtMallocHost(&old, 4096));
+        OK(aclrtFreeHost(filler));
         OK(aclrtResetDevice(0));
         OK(aclFinalize());
         OK(aclInit(NULL));
         OK(aclrtSetDevice(0));
-        void *fresh = NULL;
+        OK(aclrtMallocHost(&filler, (size_t)k * FILLER_STEP));
         OK(aclrtMallocHost(&fresh, 4096));
         if (fresh == old)
-            fail_msg("session %d after its own: a new page-locked allocation got address %p",
-                     session, old);
+            fail_msg("round %d: the next session's page-locked allocation got address %p", k,
+                     old);
         memset(fresh, 0x5a, 4096);
         EXPECT_ERR(ACL_ERROR_INVALID_PARAM, "not the start of a live aclrtMallocHost allocation",
                    aclrtFreeHost(old));
         for (int i = 0; i < 4096; i++)
             if (((uint8_t *)fresh)[i] != 0x5a)
-                fail_msg("byte %d of the new allocation changed", i);
+                fail_msg("round %d: byte %d of the new allocation changed", k, i);
         OK(aclrtFreeHost(fresh));
+        OK(aclrtFreeHost(filler));
     }
 }
 

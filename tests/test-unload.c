@@ -84,15 +84,23 @@ static void load(struct api *a)
 #undef SYM
 }
 
+/* Whether the library's file is mapped (its real path, as /proc shows it). */
 static bool library_mapped(void)
 {
+    char real[4096];
+    CHILD_CHECK(realpath(ACLSIM_TEST_LIBRARY_PATH, real), "realpath(%s) failed",
+                ACLSIM_TEST_LIBRARY_PATH);
     FILE *f = fopen("/proc/self/maps", "r");
     CHILD_CHECK(f, "cannot read /proc/self/maps");
-    char line[1024];
+    char line[4096 + 128];
     bool mapped = false;
-    while (fgets(line, sizeof line, f))
-        if (strstr(line, "libascendcl"))
+    size_t n = strlen(real);
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        size_t len = strlen(line);
+        if (len >= n && strcmp(line + len - n, real) == 0 && (len == n || line[len - n - 1] == ' '))
             mapped = true;
+    }
     fclose(f);
     return mapped;
 }

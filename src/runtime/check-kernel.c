@@ -47,7 +47,8 @@ ACLSIM_NO_TSAN static bool changed(const volatile unsigned char *p, size_t n, si
     if (i == n)
         return false;
     size_t j = n;
-    while (p[j - 1] == POISON)
+    while (j > i && p[j - 1] == POISON)   /* (bounded: the block checker and a free's check
+                                           * may re-poison between the two loops) */
         j--;
     *lo = i;
     *hi = j - 1;

@@ -9,20 +9,18 @@
  * pages back with MADV_DONTNEED.
  *
  * THE SESSION WINDOWS. Each session of a heap (from its init or a reset to
- * the next reset or destroy) allocates in a window of the range, and the next
- * session's window starts WINDOW_STEP further on (WINDOWS of them, in turn).
- * A pointer kept from an ended session (a device reset, or aclFinalize and
- * aclInit, by another thread) thus lies outside every live allocation of the
- * next sessions instead of inside another thread's new one: aclrtFree of it
- * is refused rather than freeing that allocation, and a copy to it is refused
- * rather than writing there. It holds for WINDOWS - 1 sessions after its own,
- * and beyond that while those sessions used less than a step of address space
- * each.
- *
- * The lock of a heap lives as long as the process: it is created with the
- * heap's first range and never destroyed, so a call racing aclFinalize (which
- * destroys the range under the write lock) finds the heap empty and its base
- * NULL, never a destroyed lock or freed tables.
+ * the next reset or destroy) allocates in a window of the range, as large as
+ * the heap, and the range holds three windows. The next session's window
+ * starts right after the hull of the addresses the ended session used (the
+ * last session that used any), or at the range's start when that does not
+ * fit: one of the two gaps beside a hull of at most one window always holds
+ * a window. A pointer kept from the session that just ended (another thread
+ * reset the device, or finalized and initialized the runtime) is thus
+ * outside every allocation of the next session, instead of inside another
+ * thread's new one: aclrtFree of it is refused rather than freeing that
+ * allocation, and a copy to it is refused rather than writing there. Windows
+ * move on through the range session by session, so pointers from older
+ * sessions are mostly outside too, until the windows come round again.
  */
 #include "internal.h"
 
@@ -34,7 +32,7 @@
 #define MIN_SPAN 64u
 #define COMMIT_STEP ((size_t)2 << 20)
 #define RELEASE_MIN ((size_t)1 << 20)
-#define WINDOWS 16u   /* session windows (top of this file) */
+#define WINDOWS 3u   /* windows the range holds (THE SESSION WINDOWS) */
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 
@@ -120,12 +118,21 @@ static void widen_device_span(uintptr_t lo, uintptr_t hi)
 }
 
 /* The window of h's next session (THE SESSION WINDOWS) in the range from
- * base, under its lock. */
+ * base, under its lock: after the hull the ended session used (kept as the
+ * one to avoid; an empty hull keeps the older one), else at base. */
 static void next_window(struct aclsim__heap *h, char *base)
 {
-    h->session++;
-    __atomic_store_n(&h->window, (uintptr_t)base + (h->session % WINDOWS) * h->window_step,
-                     __ATOMIC_RELAXED);
+    if (h->hull_lo < h->hull_hi) {
+        h->avoid_lo = h->hull_lo;
+        h->avoid_hi = h->hull_hi;
+    }
+    h->hull_lo = UINTPTR_MAX;
+    h->hull_hi = 0;
+    uintptr_t start = (uintptr_t)base, end = start + h->reserved;
+    uintptr_t after = round_up(h->avoid_hi, 4096);
+    if (h->avoid_hi > start && h->avoid_lo < end && after <= end && end - after >= h->window_size)
+        start = after;   /* (else [base, avoid_lo) holds the window, or the hull is elsewhere) */
+    __atomic_store_n(&h->window, start, __ATOMIC_RELAXED);
 }
 
 aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *api)
@@ -141,10 +148,9 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     if (ACLSIM_UNLIKELY(aclsim__checking()) && capacity <= SIZE_MAX / 4)   /* checker hook */
         window = capacity + capacity / 2;
     window = round_up(window, 4096);
-    /* The session windows, a step apart; one window only if that much
-     * address space cannot be had. */
-    size_t step = round_up(window / WINDOWS, 4096);
-    size_t reserve = window <= SIZE_MAX / 2 ? window + (WINDOWS - 1) * step : window;
+    /* The session windows; one window only if that much address space
+     * cannot be had. */
+    size_t reserve = window <= SIZE_MAX / WINDOWS ? window * WINDOWS : window;
     int fd = -1, alias_fd = -1;
     char *alias = NULL;
     void *base = MAP_FAILED;
@@ -153,7 +159,6 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
         if (base != MAP_FAILED || reserve == window)
             break;
         reserve = window;
-        step = 0;
     }
     if (base == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
@@ -192,7 +197,6 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     h->nfree = 1;
     h->fd = fd;
     __atomic_store_n(&h->window_size, window, __ATOMIC_RELAXED);
-    h->window_step = step;
     if (h->shareable)   /* a device heap: aclsim__device_of's span covers it first */
         widen_device_span((uintptr_t)base, (uintptr_t)base + reserve);
     next_window(h, base);   /* (before base is published) */
@@ -375,6 +379,10 @@ void *aclsim__heap_alloc(struct aclsim__heap *h, size_t size, size_t align, int 
         h->allocs[pos] = (struct aclsim__alloc){a + lead, size, span, (uint8_t)kind, var,
                                                 (uint32_t)lead, site_api, site};
         h->nallocs++;
+        if (a < h->hull_lo)   /* the session's hull (THE SESSION WINDOWS) */
+            h->hull_lo = a;
+        if (a + span > h->hull_hi)
+            h->hull_hi = a + span;
         if (lead) {
             h->cursor = a + span;
             aclsim__check_poison(&h->allocs[pos]);

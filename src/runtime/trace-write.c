@@ -127,7 +127,7 @@ static void put_string(FILE *f, const char *s)
 static const char *const kind_names[] = {
     "copy", "memset", "kernel", "host function", "event record", "wait", "overflow", "copy2d",
     "memset32", "signal", "reduce", "random", "batch", "cache operation", "callback", "mark"};
-_Static_assert(sizeof kind_names / sizeof *kind_names == ACLSIM_TASK_MARK + 1,
+_Static_assert(sizeof kind_names / sizeof *kind_names == ACLSIM_TASK_KINDS,
                "kind_names needs a name for each enum aclsim__task_kind");
 
 /* Tracks seen while writing, for their names. */
