@@ -1932,8 +1932,9 @@ bool aclsim__capture_task(struct aclsim__sref ref, const struct aclsim__task *ta
             return cap_err_;                                                                 \
     } while (0)
 /* 107027 if s is being captured (synchronizing, querying or destroying it
- * is refused during a capture, as CANN). */
+ * is refused during a capture, as CANN); whether it is, without a report. */
 aclError aclsim__capture_refuse_stream(struct aclsim__stream *s, const char *api);
+bool aclsim__stream_captured(struct aclsim__stream *s);
 /* 107027 if a stream of dev is being captured (device synchronization). */
 aclError aclsim__capture_refuse_device(struct aclsim__device *dev, const char *api);
 /* 107028 if the latest record of ev (an event.c object) is in a capture. */

@@ -290,14 +290,19 @@ bool aclsim__capture_active(struct aclsim__stream *s)
 
 /* ---- refusals of other calls ----------------------------------------------------------- */
 
-aclError aclsim__capture_refuse_stream(struct aclsim__stream *s, const char *api)
+bool aclsim__stream_captured(struct aclsim__stream *s)
 {
     if (ACLSIM_LIKELY(!atomic_load_explicit(&aclsim__captures, memory_order_relaxed)))
-        return ACL_SUCCESS;
+        return false;
     pthread_mutex_lock(&aclsim__ri_lock);
     bool captured = s->capture && s->capture->state == RI_CAPTURING;
     pthread_mutex_unlock(&aclsim__ri_lock);
-    if (captured)
+    return captured;
+}
+
+aclError aclsim__capture_refuse_stream(struct aclsim__stream *s, const char *api)
+{
+    if (aclsim__stream_captured(s))
         return aclsim__fail(ACL_ERROR_RT_STREAM_CAPTURED, api,
                             "the stream is being captured into a model runtime instance: it "
                             "cannot be synchronized, queried or destroyed until "

@@ -612,12 +612,14 @@ static aclError destroy_stream(aclrtStream stream, bool force, const char *api)
         return aclsim__fail(ACL_ERROR_INVALID_PARAM, api,
                             "stream %p is the default stream of its context (from "
                             "aclrtCtxGetCurrentDefaultStream); it cannot be destroyed", stream);
-    aclError err = s ? aclsim__capture_refuse_stream(s, api) : ACL_SUCCESS;   /* 107027 */
-    /* (Refused for the struct only while the handle still names it: else
-     * the stream was destroyed meanwhile and the struct is now another
-     * stream, captured: the handle is dead, 107017 below.) */
-    if (err && aclsim__handle_get(stream, ACLSIM_H_STREAM) == s)
-        return err;
+    /* 107027 while captured, but only while the handle still names the
+     * struct (else the stream was destroyed meanwhile and the struct is now
+     * another stream, captured: the handle is dead, 107017 below). */
+    if (s && aclsim__stream_captured(s) && aclsim__handle_get(stream, ACLSIM_H_STREAM) == s) {
+        aclError err = aclsim__capture_refuse_stream(s, api);
+        if (err)
+            return err;
+    }
     if (!s || !aclsim__handle_free(stream))
         return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
                             "stream %p is not a live stream (destroyed, or never created)", stream);
@@ -655,12 +657,14 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api
     struct aclsim__stream *s = ref.s;
     if (ACLSIM_UNLIKELY(s == aclsim__tls_stream))
         return aclsim__refuse_self_wait(api, "this stream");
-    if ((err = aclsim__capture_refuse_stream(s, api))) {   /* 107027 while captured */
-        if (atomic_load(&s->epoch) == ref.epoch)
+    if (aclsim__stream_captured(s)) {   /* 107027 while captured */
+        /* (Unless the struct started a new life, a captured stream, since it
+         * was resolved.) */
+        if (atomic_load(&s->epoch) != ref.epoch)
+            return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
+                                "stream %p was destroyed while this call was using it", stream);
+        if ((err = aclsim__capture_refuse_stream(s, api)))
             return err;
-        /* The struct started a new life (a captured stream) since it was resolved. */
-        return aclsim__fail(ACL_ERROR_RT_INVALID_HANDLE, api,
-                            "stream %p was destroyed while this call was using it", stream);
     }
     unsigned aborts = atomic_load(&s->aborts);
     bool aborting = atomic_load(&s->aborting);
