@@ -62,7 +62,7 @@ static void *reserve_range(struct aclsim__heap *h, size_t reserve, int *fd_out, 
     void *base = MAP_FAILED;
     if (h->shareable) {
         /* Device memory another process may map (ipc.c): a sparse memfd as
-         * large as the heap, never inherited by fork() children (they
+         * large as the range, never inherited by fork() children (they
          * cannot use it, and must not write the parent's memory). */
         fd = memfd_create("aclsim-device-memory", MFD_CLOEXEC);
         if (fd >= 0 && ftruncate(fd, (off_t)reserve) == 0)
@@ -117,6 +117,18 @@ static void widen_device_span(uintptr_t lo, uintptr_t hi)
         ;
 }
 
+/* Gives back what reserve_range made. */
+static void unreserve_range(void *base, size_t reserve, int fd, char *alias, int alias_fd)
+{
+    munmap(base, reserve);
+    if (fd >= 0)
+        close(fd);
+    if (alias) {
+        munmap(alias, reserve);
+        close(alias_fd);
+    }
+}
+
 /* The window of h's next session (THE SESSION WINDOWS) in the range from
  * base, under its lock: after the hull the ended session used (kept as the
  * one to avoid; an empty hull keeps the older one), else at base. */
@@ -153,25 +165,15 @@ aclError aclsim__heap_init(struct aclsim__heap *h, size_t capacity, const char *
     size_t reserve = window <= SIZE_MAX / WINDOWS ? window * WINDOWS : window;
     int fd = -1, alias_fd = -1;
     char *alias = NULL;
-    void *base = MAP_FAILED;
-    for (;;) {
-        base = reserve_range(h, reserve, &fd, &alias_fd, &alias);
-        if (base != MAP_FAILED || reserve == window)
-            break;
-        reserve = window;
-    }
+    void *base = reserve_range(h, reserve, &fd, &alias_fd, &alias);
+    if (base == MAP_FAILED && reserve != window)
+        base = reserve_range(h, reserve = window, &fd, &alias_fd, &alias);
     if (base == MAP_FAILED)
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot reserve %zu bytes of address space", capacity);
     struct aclsim__extent *extents = aclsim__malloc(sizeof *extents * 8);
     if (!extents) {
-        munmap(base, reserve);
-        if (fd >= 0)
-            close(fd);
-        if (alias) {
-            munmap(alias, reserve);
-            close(alias_fd);
-        }
+        unreserve_range(base, reserve, fd, alias, alias_fd);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
     if (!h->lock_ready) {   /* once per process (see the top of this file) */
@@ -243,17 +245,10 @@ void aclsim__heap_destroy(struct aclsim__heap *h)
     if (base) {
         __atomic_store_n(&h->base, NULL, __ATOMIC_RELEASE);
         atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
-        munmap(base, h->reserved);
-        if (h->fd >= 0)
-            close(h->fd);
-        h->fd = -1;
         char *alias = h->alias;
-        if (alias) {
-            __atomic_store_n(&h->alias, NULL, __ATOMIC_RELEASE);
-            munmap(alias, h->reserved);
-            close(h->alias_fd);
-            h->alias_fd = -1;
-        }
+        __atomic_store_n(&h->alias, NULL, __ATOMIC_RELEASE);
+        unreserve_range(base, h->reserved, h->fd, alias, h->alias_fd);
+        h->fd = h->alias_fd = -1;
         free(h->allocs);
         free(h->free);
         h->allocs = NULL;

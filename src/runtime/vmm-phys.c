@@ -126,6 +126,25 @@ aclError aclsim__vmm_check_args(const char *api, const void *a, const char *an, 
     return ACL_SUCCESS;
 }
 
+void aclsim__vmm_list_phys(struct phys *ph)
+{
+    ph->next = aclsim__vmm_physicals;
+    aclsim__vmm_physicals = ph;
+}
+
+/* Gives ph its handle (*handle) and lists it; false, ph unlisted and
+ * without a handle, when out of memory. */
+static bool publish(struct phys *ph, void **handle)
+{
+    if (!(ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph)))
+        return false;
+    pthread_rwlock_wrlock(&aclsim__ranges_lock);
+    aclsim__vmm_list_phys(ph);
+    pthread_rwlock_unlock(&aclsim__ranges_lock);
+    *handle = ph->handle;
+    return true;
+}
+
 aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrtPhysicalMemProp *prop,
                              uint64_t flags)
 {
@@ -183,17 +202,11 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size, const aclrt
         return aclsim__fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api,
                             "cannot create %zu bytes of shared memory: %s", span, strerror(e));
     }
-    ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph);
-    if (!ph->handle) {
+    if (!publish(ph, handle)) {
         ph->user_refs = 0;
         aclsim__vmm_destroy_phys(ph);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
-    pthread_rwlock_wrlock(&aclsim__ranges_lock);
-    ph->next = aclsim__vmm_physicals;
-    aclsim__vmm_physicals = ph;
-    pthread_rwlock_unlock(&aclsim__ranges_lock);
-    *handle = ph->handle;
     return ACL_SUCCESS;
 }
 
@@ -288,15 +301,9 @@ aclError aclsim__vmm_phys_adopt(const char *api, int fd, size_t size, struct acl
     if (!ph)
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     ph->user_refs = 1;
-    ph->handle = aclsim__handle_new(ACLSIM_H_PHYSICAL, ph);
-    if (!ph->handle) {
+    if (!publish(ph, handle)) {
         free(ph);
         return aclsim__fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
     }
-    pthread_rwlock_wrlock(&aclsim__ranges_lock);
-    ph->next = aclsim__vmm_physicals;
-    aclsim__vmm_physicals = ph;
-    pthread_rwlock_unlock(&aclsim__ranges_lock);
-    *handle = ph->handle;
     return ACL_SUCCESS;
 }

@@ -732,8 +732,7 @@ aclError aclsim__vmm_import(const char *api, int fd, uint64_t offset, size_t siz
         if (ok) {
             r->next = reservations;
             reservations = r;
-            ph->next = aclsim__vmm_physicals;
-            aclsim__vmm_physicals = ph;
+            aclsim__vmm_list_phys(ph);
         }
         pthread_rwlock_unlock(&aclsim__ranges_lock);
         if (!ok)

@@ -56,6 +56,8 @@ static inline size_t aclsim__vmm_round_up(size_t x, size_t a) { return (x + a - 
 /* vmm-phys.c */
 /* Every live physical allocation (the list of struct phys.next). */
 extern struct phys *aclsim__vmm_physicals;
+/* Lists ph among them (lock held for writing). */
+void aclsim__vmm_list_phys(struct phys *ph);
 /* Unlists ph, frees its handle, closes its memfd, uncharges it. Lock held for writing. */
 void aclsim__vmm_destroy_phys(struct phys *ph);
 /* CANN's argument checks of aclrtMallocPhysical and the map calls. */
